@@ -1,0 +1,13 @@
+//! The guest components, built once per build by `build.rs`.
+//!
+//! - [`BUILTIN_TOOLS`]: the six Harmonia tools, embedded as bytes so the
+//!   host binary needs no plugin files.
+//! - [`TEST_GUESTS`]: hostile and test guests (`guest/hostile`,
+//!   `guest/testing`), as paths, for the test suite and benchmarks.
+
+include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
+
+/// The path of the test guest crate `name` (such as `hostile-loop`).
+pub fn test_guest(name: &str) -> Option<&'static str> {
+    TEST_GUESTS.iter().find(|(guest, _)| *guest == name).map(|(_, path)| *path)
+}

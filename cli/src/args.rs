@@ -1,0 +1,93 @@
+//! The command line.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Sandboxed runtime for Harmonia's read-only agent tools.
+#[derive(Debug, Parser)]
+#[command(name = "harmonia", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every host-building command shares.
+#[derive(Debug, Args, Clone, Default)]
+pub struct HostArgs {
+    /// Config file (default: $HARMONIA_CONFIG, else built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Also load this component (repeatable).
+    #[arg(long = "plugin", value_name = "PATH")]
+    pub plugins: Vec<PathBuf>,
+    /// Serve every capability from built-in fixtures.
+    #[arg(long)]
+    pub mock: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List loaded plugins and their contracts.
+    Tools {
+        #[command(flatten)]
+        host: HostArgs,
+        /// One JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool and print its envelope.
+    Call {
+        /// Tool name.
+        tool: String,
+        /// Input JSON object (`-` reads stdin).
+        #[arg(long, default_value = "{}", value_name = "JSON")]
+        input: String,
+        /// Workspace to bind (default: $HARMONIA_WORKSPACE; none means
+        /// workspace reads are unauthorized).
+        #[arg(long, value_name = "ID")]
+        workspace: Option<String>,
+        #[command(flatten)]
+        host: HostArgs,
+        /// Indent the envelope.
+        #[arg(long)]
+        pretty: bool,
+        /// Also print the call's receipts on stderr.
+        #[arg(long)]
+        receipts: bool,
+    },
+    /// Show a component's imports, exports, descriptor and SHA-256.
+    Inspect {
+        /// Component file.
+        path: PathBuf,
+        /// Config file for the policy and limits.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage the embedded workspace store.
+    Workspace {
+        /// What to do.
+        #[command(subcommand)]
+        command: WorkspaceCommand,
+    },
+}
+
+/// `harmonia workspace ...`.
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// Load a workspace JSON document into the SQLite store.
+    Import {
+        /// Workspace JSON file.
+        file: PathBuf,
+        /// Database path (default: the config's workspace.path).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Config file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}

@@ -1,0 +1,22 @@
+//! One module per subcommand.
+
+mod call;
+mod inspect;
+mod tools;
+mod workspace;
+
+use crate::args::{Cli, Command};
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Run the parsed command.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Tools { host, json } => tools::run(&host, json),
+        Command::Call { tool, input, workspace, host, pretty, receipts } => {
+            call::run(&tool, &input, workspace, &host, pretty, receipts)
+        }
+        Command::Inspect { path, config, json } => inspect::run(&path, config.as_deref(), json),
+        Command::Workspace { command } => workspace::run(command),
+    }
+}

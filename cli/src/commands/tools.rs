@@ -1,0 +1,32 @@
+//! `harmonia tools`: loaded plugins and their contracts.
+
+use crate::args::HostArgs;
+use crate::setup::build_host;
+use anyhow::Result;
+use std::process::ExitCode;
+
+pub fn run(host_args: &HostArgs, json: bool) -> Result<ExitCode> {
+    let host = build_host(host_args)?;
+    if json {
+        let tools: Vec<_> = host.tools().collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"tools": tools}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for info in host.tools() {
+        let descriptor = &info.descriptor;
+        println!("{} {} ({} scope, deadline {} s)", descriptor.name, descriptor.version, descriptor.scope.as_str(),
+            f64::from(descriptor.deadline_ms) / 1000.0);
+        println!("  purpose: {}", descriptor.purpose);
+        println!("  skills:  {}", descriptor.skills.join(", "));
+        let codes: Vec<String> = descriptor
+            .errors
+            .iter()
+            .map(|spec| format!("{} ({}{})", spec.code, spec.category, if spec.retryable { ", retryable" } else { "" }))
+            .collect();
+        println!("  errors:  {}", codes.join(", "));
+        println!("  input:   {}", descriptor.input_schema);
+        println!("  from:    {} (sha256 {})", info.origin, &info.sha256[..16]);
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}

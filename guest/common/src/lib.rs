@@ -1,0 +1,10 @@
+//! Logic shared by Harmonia's tools, in plain Rust (no WIT, no I/O).
+//!
+//! Parts:
+//! - [`time`]: strict RFC 3339 parsing into UTC seconds.
+//! - [`hn`]: Hacker News search hits into trend signals and evidence.
+//! - [`posts`]: the workspace's measured posts.
+
+pub mod hn;
+pub mod posts;
+pub mod time;

@@ -1,0 +1,91 @@
+//! One bounded GET over real HTTP, shared by the public web capability and
+//! the workspace HTTP source.
+//!
+//! No redirects are followed here (callers decide), no cookies are kept, no
+//! proxy from the environment is used, the whole exchange is bounded by the
+//! call's deadline, and a body over the cap is an error, never truncated.
+
+use std::time::Instant;
+use ureq::Agent;
+
+/// A complete response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// `content-type`, when present.
+    pub content_type: Option<String>,
+    /// `location`, when present.
+    pub location: Option<String>,
+    /// The whole body.
+    pub body: Vec<u8>,
+}
+
+/// Why no complete response was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpFailure {
+    /// The deadline passed while connecting or reading.
+    TimedOut,
+    /// The body is larger than the cap.
+    TooLarge,
+    /// Connection refused, reset, DNS failure, malformed response.
+    Unavailable,
+}
+
+impl HttpFailure {
+    /// The receipt status for this failure.
+    pub fn as_status(self) -> &'static str {
+        match self {
+            Self::TimedOut => "timed_out",
+            Self::TooLarge => "too_large",
+            Self::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// An agent configured for capability use.
+pub fn agent() -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent("harmonia/0.1 (read-only tool host)")
+        .max_idle_connections_per_host(8)
+        .build()
+        .new_agent()
+}
+
+/// GET `url` with `headers`, finishing before `deadline`, reading at most
+/// `max_body` bytes of body.
+pub fn get(
+    agent: &Agent,
+    url: &str,
+    headers: &[(&str, &str)],
+    deadline: Instant,
+    max_body: u64,
+) -> Result<HttpResponse, HttpFailure> {
+    let Some(left) = super::remaining(deadline) else {
+        return Err(HttpFailure::TimedOut);
+    };
+    let mut request = agent.get(url).header("accept", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut response = request.config().timeout_global(Some(left)).build().call().map_err(classify)?;
+    let header = |name: &str| {
+        response.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_owned)
+    };
+    let (content_type, location) = (header("content-type"), header("location"));
+    let status = response.status().as_u16();
+    let body = response.body_mut().with_config().limit(max_body).read_to_vec().map_err(classify)?;
+    Ok(HttpResponse { status, content_type, location, body })
+}
+
+fn classify(error: ureq::Error) -> HttpFailure {
+    match error {
+        ureq::Error::Timeout(_) => HttpFailure::TimedOut,
+        ureq::Error::BodyExceedsLimit(_) => HttpFailure::TooLarge,
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => HttpFailure::TimedOut,
+        _ => HttpFailure::Unavailable,
+    }
+}

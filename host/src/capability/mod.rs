@@ -1,0 +1,73 @@
+//! The read-only capabilities the host grants to tools.
+//!
+//! Parts:
+//! - [`url`]: origins and routing for the public web.
+//! - [`public_web`]: GET-only HTTP to allow-listed origins, bounded in size
+//!   and by the call's deadline, or served from fixtures in mock mode.
+//! - [`workspace`]: typed reads of the caller's workspace from one source
+//!   (SQLite, the internal HTTP API, or fixtures).
+//! - [`Receipt`]: the record of one capability use, attached to the call.
+//!
+//! Every capability shares one lifecycle: built once from the config when
+//! the host starts, bound to a call (workspace id, deadline) when the call
+//! starts, and each use recorded as a receipt.
+
+pub mod http_client;
+pub mod public_web;
+pub mod url;
+pub mod workspace;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+
+/// The record of one capability use. Never holds credentials or bodies.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    /// `public-web` or `workspace`.
+    pub capability: &'static str,
+    /// What was read: the URL as the guest asked for it, or the workspace
+    /// read (`sqlite:engagement`, `http:GET /api/internal/job/{id}`, ...).
+    pub target: String,
+    /// The outcome: an HTTP status (`200`), or `denied`, `timed_out`,
+    /// `too_large`, `unavailable`, `unauthorized`, `not_found`, `ok`, ...
+    pub status: String,
+    /// Bytes of the body read.
+    pub bytes: u64,
+    /// SHA-256 (hex) of the body read, when one was read.
+    pub sha256: Option<String>,
+    /// Time spent, in microseconds.
+    pub duration_us: u64,
+}
+
+impl Receipt {
+    /// A receipt for a use that started at `started`.
+    pub fn new(capability: &'static str, target: String, status: impl Into<String>, started: Instant) -> Self {
+        Self {
+            capability,
+            target,
+            status: status.into(),
+            bytes: 0,
+            sha256: None,
+            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The same receipt with the body's size and hash.
+    pub fn with_body(mut self, body: &[u8]) -> Self {
+        self.bytes = body.len() as u64;
+        self.sha256 = Some(sha256_hex(body));
+        self
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Time left before `deadline`, or `None` when it has passed.
+pub fn remaining(deadline: Instant) -> Option<Duration> {
+    deadline.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())
+}

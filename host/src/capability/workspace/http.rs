@@ -1,0 +1,155 @@
+//! The Harmonia web internal API as a workspace source.
+//!
+//! `GET {base}/api/internal/insights`, `GET {base}/api/internal/proactive-feed`
+//! and `GET {base}/api/internal/job/{id}` (id percent-encoded as one path
+//! segment), each with `Authorization: Bearer <token>` (the token read from
+//! the environment variable the config names, at each read) and
+//! `x-workspace-id`. Statuses map as CONTRACT.md §3: 401/403 unauthorized,
+//! 404 on a job not found, other 4xx except 429 rejected, 429 and 5xx
+//! unavailable. Bodies of failures are dropped unread beyond the cap and
+//! never passed on. The feed's freshness comes from the body's top-level
+//! `updatedAt` string, when present.
+
+use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use crate::capability::http_client::{self, HttpFailure};
+use crate::capability::url::{Url, parse_http_url};
+use crate::capability::{Receipt, remaining};
+use crate::config::{ConfigError, WorkspaceConfig};
+use std::time::Instant;
+
+/// The internal API source.
+#[derive(Debug)]
+pub struct HttpSource {
+    base: Url,
+    token_env: String,
+    max_body: u64,
+    agent: ureq::Agent,
+}
+
+impl HttpSource {
+    /// Build from the config (`base_url` required).
+    pub fn new(config: &WorkspaceConfig) -> Result<Self, ConfigError> {
+        let base = config
+            .base_url
+            .as_deref()
+            .and_then(parse_http_url)
+            .ok_or_else(|| ConfigError::Invalid("workspace.base_url must be an http(s) URL".into()))?;
+        Ok(Self {
+            base,
+            token_env: config.token_env.clone(),
+            max_body: u64::from(config.max_body_kib) * 1024,
+            agent: http_client::agent(),
+        })
+    }
+
+    fn url(&self, read: WorkspaceRead<'_>) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().extend(["api", "internal"]);
+            match read {
+                WorkspaceRead::Engagement => {
+                    segments.push("insights");
+                }
+                WorkspaceRead::Feed => {
+                    segments.push("proactive-feed");
+                }
+                WorkspaceRead::Job(id) => {
+                    segments.extend(["job", id]);
+                }
+            }
+        }
+        url
+    }
+}
+
+fn status_failure(status: u16, read: WorkspaceRead<'_>) -> ReadFailure {
+    match status {
+        401 | 403 => ReadFailure::Unauthorized,
+        404 if matches!(read, WorkspaceRead::Job(_)) => ReadFailure::NotFound,
+        429 => ReadFailure::Unavailable,
+        400..=499 => ReadFailure::Rejected,
+        _ => ReadFailure::Unavailable,
+    }
+}
+
+fn updated_at(body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    value.get("updatedAt")?.as_str().map(str::to_owned)
+}
+
+impl WorkspaceSource for HttpSource {
+    fn kind(&self) -> &'static str {
+        "http"
+    }
+
+    fn read(
+        &self,
+        workspace: &str,
+        read: WorkspaceRead<'_>,
+        deadline: Instant,
+    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+        let started = Instant::now();
+        let url = self.url(read);
+        let target = format!("http:GET {}", url.path());
+        let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
+        let token = match std::env::var(&self.token_env) {
+            Ok(token) if !token.is_empty() => token,
+            _ => return (Err(ReadFailure::Unauthorized), receipt("no_token")),
+        };
+        if remaining(deadline).is_none() {
+            return (Err(ReadFailure::TimedOut), receipt("timed_out"));
+        }
+        let authorization = format!("Bearer {token}");
+        let headers = [("authorization", authorization.as_str()), ("x-workspace-id", workspace)];
+        match http_client::get(&self.agent, url.as_str(), &headers, deadline, self.max_body) {
+            Err(failure) => {
+                let read_failure =
+                    if failure == HttpFailure::TimedOut { ReadFailure::TimedOut } else { ReadFailure::Unavailable };
+                (Err(read_failure), receipt(failure.as_status()))
+            }
+            Ok(response) if (200..300).contains(&response.status) => {
+                let status = response.status.to_string();
+                match String::from_utf8(response.body) {
+                    Ok(body) => {
+                        let receipt = receipt(&status).with_body(body.as_bytes());
+                        let updated_at = if read == WorkspaceRead::Feed { updated_at(&body) } else { None };
+                        (Ok(SourceDocument { body, updated_at }), receipt)
+                    }
+                    Err(_) => (Err(ReadFailure::Unavailable), receipt("malformed_body")),
+                }
+            }
+            Ok(response) => (Err(status_failure(response.status, read)), receipt(&response.status.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_statuses_as_the_contract_says() {
+        let job = WorkspaceRead::Job("j");
+        assert_eq!(status_failure(401, job), ReadFailure::Unauthorized);
+        assert_eq!(status_failure(403, WorkspaceRead::Feed), ReadFailure::Unauthorized);
+        assert_eq!(status_failure(404, job), ReadFailure::NotFound);
+        assert_eq!(status_failure(404, WorkspaceRead::Feed), ReadFailure::Rejected);
+        assert_eq!(status_failure(400, job), ReadFailure::Rejected);
+        assert_eq!(status_failure(422, job), ReadFailure::Rejected);
+        assert_eq!(status_failure(429, job), ReadFailure::Unavailable);
+        assert_eq!(status_failure(500, job), ReadFailure::Unavailable);
+        assert_eq!(status_failure(503, job), ReadFailure::Unavailable);
+        assert_eq!(status_failure(302, job), ReadFailure::Unavailable);
+    }
+
+    #[test]
+    fn job_ids_are_one_encoded_segment() {
+        let config = WorkspaceConfig { base_url: Some("http://127.0.0.1:9000/base/".into()), ..Default::default() };
+        let source = HttpSource::new(&config).unwrap();
+        assert_eq!(
+            source.url(WorkspaceRead::Job("a/b ?#%")).as_str(),
+            "http://127.0.0.1:9000/base/api/internal/job/a%2Fb%20%3F%23%25"
+        );
+        assert_eq!(source.url(WorkspaceRead::Feed).as_str(), "http://127.0.0.1:9000/base/api/internal/proactive-feed");
+    }
+}

@@ -1,0 +1,112 @@
+//! Typed, read-only reads of the caller's own workspace.
+//!
+//! The host binds the workspace id for each call; a guest cannot name one.
+//! Three sources sit behind [`WorkspaceSource`]:
+//! - [`sqlite`]: the embedded store, opened read-only (the default);
+//! - [`http`]: the Harmonia web internal API, with a bearer token from the
+//!   environment;
+//! - [`mock`]: built-in fixtures, stamped `provenance: mock`.
+//!
+//! [`document`] is the workspace JSON document that `harmonia workspace
+//! import` loads and the mock source serves.
+
+pub mod document;
+pub mod http;
+pub mod mock;
+pub mod sqlite;
+
+use super::Receipt;
+use crate::config::{ConfigError, WorkspaceConfig, WorkspaceSourceKind};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkspaceRead<'a> {
+    /// Every measured post and the takeaways.
+    Engagement,
+    /// The operator feed.
+    Feed,
+    /// One stored job.
+    Job(&'a str),
+}
+
+impl WorkspaceRead<'_> {
+    /// A short name for receipts and logs (never the job id's value).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Engagement => "engagement",
+            Self::Feed => "feed",
+            Self::Job(_) => "job",
+        }
+    }
+}
+
+/// What a source returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceDocument {
+    /// JSON text of the document.
+    pub body: String,
+    /// RFC 3339 time the workspace was last updated, when the source knows.
+    pub updated_at: Option<String>,
+}
+
+/// Why a read returned nothing. Bodies of failed reads are never kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadFailure {
+    /// The caller may not read this workspace (401/403, unknown workspace,
+    /// no workspace bound, no token).
+    Unauthorized,
+    /// No such record (404 on a job, unknown job id).
+    NotFound,
+    /// The source rejected the read (other 4xx except 429).
+    Rejected,
+    /// Down, rate-limited, failing, unreachable or malformed.
+    Unavailable,
+    /// The call's deadline passed while waiting.
+    TimedOut,
+}
+
+impl ReadFailure {
+    /// The receipt status.
+    pub fn as_status(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "unauthorized",
+            Self::NotFound => "not_found",
+            Self::Rejected => "rejected",
+            Self::Unavailable => "unavailable",
+            Self::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// A source of workspace data.
+pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
+    /// `sqlite`, `http` or `mock`.
+    fn kind(&self) -> &'static str;
+
+    /// True when the data are fixtures.
+    fn is_mock(&self) -> bool {
+        false
+    }
+
+    /// Perform one read for `workspace`, finishing before `deadline`.
+    fn read(
+        &self,
+        workspace: &str,
+        read: WorkspaceRead<'_>,
+        deadline: Instant,
+    ) -> (Result<SourceDocument, ReadFailure>, Receipt);
+}
+
+/// The source the config names.
+pub fn from_config(config: &WorkspaceConfig, mock: bool) -> Result<Arc<dyn WorkspaceSource>, ConfigError> {
+    if mock {
+        return Ok(Arc::new(mock::MockSource::new()));
+    }
+    Ok(match config.source {
+        WorkspaceSourceKind::Sqlite => Arc::new(sqlite::SqliteSource::new(config.path.clone())),
+        WorkspaceSourceKind::Http => Arc::new(http::HttpSource::new(config)?),
+        WorkspaceSourceKind::Mock => Arc::new(mock::MockSource::new()),
+    })
+}

@@ -1,0 +1,378 @@
+//! `harmonia.toml`: the host's configuration as plain data.
+//!
+//! Every table rejects unknown keys, naming them. Relative paths are taken
+//! from the directory of the config file. Defaults:
+//!
+//! | key | default |
+//! | --- | --- |
+//! | `mock` | `false` |
+//! | `plugins.builtin` | `true`: the six built-in tools |
+//! | `plugins.dir` | none; every `*.wasm` in it when set |
+//! | `plugins.files` | none |
+//! | `plugins.pins` | none; `"file name" = "sha256 hex"` refuses other bytes |
+//! | `limits.memory_mib` | 64 per instance |
+//! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
+//! | `limits.wasm_stack_kib` | 512 |
+//! | `limits.fuel` | none (epoch deadlines only) |
+//! | `limits.max_concurrent_calls` | 64; further calls wait, bounded by their deadline |
+//! | `limits.pooling` | `true` |
+//! | `wasi.inert_filesystem_and_sockets` | `false` |
+//! | `public_web.allow` | `["https://hn.algolia.com"]` |
+//! | `public_web.routes` | none; `"origin" = "base URL"` |
+//! | `public_web.max_body_kib` | 2048 |
+//! | `workspace.source` | `sqlite` |
+//! | `workspace.path` | `harmonia.db` |
+//! | `workspace.base_url` | none (required for `http`) |
+//! | `workspace.token_env` | `HARMONIA_API_TOKEN` |
+//! | `workspace.max_body_kib` | 4096 |
+//! | `cache.dir` | the user's cache dir, `harmonia/components` |
+//! | `cache.enabled` | `true` |
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Why a config is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown keys or wrong types.
+    #[error("invalid config{at}: {message}")]
+    Parse {
+        /// ` in FILE` when read from a file.
+        at: String,
+        /// The parser's one-line message.
+        message: String,
+    },
+    /// A value breaks its rule.
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// Serve every capability from built-in fixtures (provenance `mock`).
+    pub mock: bool,
+    /// Which plugins to load.
+    pub plugins: PluginsConfig,
+    /// Per-call limits.
+    pub limits: LimitsConfig,
+    /// WASI switches.
+    pub wasi: WasiConfig,
+    /// The public web capability.
+    pub public_web: PublicWebConfig,
+    /// The workspace capability.
+    pub workspace: WorkspaceConfig,
+    /// The precompiled component cache.
+    pub cache: CacheConfig,
+}
+
+/// Which plugins to load.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PluginsConfig {
+    /// Load the six built-in tools.
+    pub builtin: bool,
+    /// Load every `*.wasm` in this directory.
+    pub dir: Option<PathBuf>,
+    /// Load these component files.
+    pub files: Vec<PathBuf>,
+    /// SHA-256 pins by file name: a plugin whose bytes differ is refused.
+    pub pins: BTreeMap<String, String>,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        Self { builtin: true, dir: None, files: Vec::new(), pins: BTreeMap::new() }
+    }
+}
+
+/// Per-call limits.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Linear memory per instance, MiB.
+    pub memory_mib: u32,
+    /// Cap on every tool's deadline, ms (may only lower it).
+    pub max_deadline_ms: Option<u32>,
+    /// Wasm stack, KiB.
+    pub wasm_stack_kib: u32,
+    /// Fuel per call; off when absent.
+    pub fuel: Option<u64>,
+    /// Calls running at once; more wait for a slot.
+    pub max_concurrent_calls: u32,
+    /// Use the pooling instance allocator.
+    pub pooling: bool,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            memory_mib: 64,
+            max_deadline_ms: None,
+            wasm_stack_kib: 512,
+            fuel: None,
+            max_concurrent_calls: 64,
+            pooling: true,
+        }
+    }
+}
+
+/// WASI switches.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WasiConfig {
+    /// Admit filesystem and sockets imports, linked inert (no preopens,
+    /// every address denied). Never admits wasi:http.
+    pub inert_filesystem_and_sockets: bool,
+}
+
+/// The public web capability.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PublicWebConfig {
+    /// Allowed origins, `scheme://host[:port]`.
+    pub allow: Vec<String>,
+    /// Origin to base URL: where requests for an allowed origin really go.
+    pub routes: BTreeMap<String, String>,
+    /// Largest response body, KiB; larger is `too-large`.
+    pub max_body_kib: u32,
+}
+
+impl Default for PublicWebConfig {
+    fn default() -> Self {
+        Self { allow: vec!["https://hn.algolia.com".into()], routes: BTreeMap::new(), max_body_kib: 2048 }
+    }
+}
+
+/// Where workspace data comes from.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceSourceKind {
+    /// The embedded SQLite store (opened read-only).
+    #[default]
+    Sqlite,
+    /// The Harmonia web internal API.
+    Http,
+    /// Built-in fixtures.
+    Mock,
+}
+
+/// The workspace capability.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkspaceConfig {
+    /// The source.
+    pub source: WorkspaceSourceKind,
+    /// SQLite database path.
+    pub path: PathBuf,
+    /// Base URL of the internal API.
+    pub base_url: Option<String>,
+    /// Environment variable holding the API's bearer token.
+    pub token_env: String,
+    /// Largest response body from the API, KiB.
+    pub max_body_kib: u32,
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        Self {
+            source: WorkspaceSourceKind::Sqlite,
+            path: PathBuf::from("harmonia.db"),
+            base_url: None,
+            token_env: "HARMONIA_API_TOKEN".into(),
+            max_body_kib: 4096,
+        }
+    }
+}
+
+/// The precompiled component cache.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// Use the cache.
+    pub enabled: bool,
+    /// Cache directory; the user's cache dir when absent.
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self { enabled: true, dir: None }
+    }
+}
+
+impl HostConfig {
+    /// Parse TOML text; relative paths stay relative to the working directory.
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|error| ConfigError::Parse {
+            at: String::new(),
+            message: one_line(&error.to_string()),
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Read a config file; relative paths are taken from its directory.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let mut config = Self::from_toml_str(&text).map_err(|error| match error {
+            ConfigError::Parse { message, .. } => {
+                ConfigError::Parse { at: format!(" in {}", path.display()), message }
+            }
+            other => other,
+        })?;
+        if let Some(base) = path.parent() {
+            config.resolve_paths(base);
+        }
+        Ok(config)
+    }
+
+    fn resolve_paths(&mut self, base: &Path) {
+        let resolve = |path: &mut PathBuf| {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        };
+        if let Some(dir) = &mut self.plugins.dir {
+            resolve(dir);
+        }
+        self.plugins.files.iter_mut().for_each(resolve);
+        resolve(&mut self.workspace.path);
+        if let Some(dir) = &mut self.cache.dir {
+            resolve(dir);
+        }
+    }
+
+    /// Check the rules serde cannot express.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let invalid = |message: String| Err(ConfigError::Invalid(message));
+        let limits = &self.limits;
+        if !(1..=4096).contains(&limits.memory_mib) {
+            return invalid("limits.memory_mib must be 1 to 4096".into());
+        }
+        if limits.max_deadline_ms.is_some_and(|ms| ms == 0) {
+            return invalid("limits.max_deadline_ms must be positive".into());
+        }
+        if !(64..=16 * 1024).contains(&limits.wasm_stack_kib) {
+            return invalid("limits.wasm_stack_kib must be 64 to 16384".into());
+        }
+        if limits.fuel == Some(0) {
+            return invalid("limits.fuel must be positive when set".into());
+        }
+        if !(1..=1024).contains(&limits.max_concurrent_calls) {
+            return invalid("limits.max_concurrent_calls must be 1 to 1024".into());
+        }
+        if self.public_web.max_body_kib == 0 || self.workspace.max_body_kib == 0 {
+            return invalid("max_body_kib must be positive".into());
+        }
+        for origin in &self.public_web.allow {
+            if crate::capability::url::Origin::parse_origin(origin).is_none() {
+                return invalid(format!("public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"));
+            }
+        }
+        for (origin, base) in &self.public_web.routes {
+            let allowed = crate::capability::url::Origin::parse_origin(origin).is_some_and(|origin| {
+                self.public_web.allow.iter().any(|entry| crate::capability::url::Origin::parse_origin(entry) == Some(origin.clone()))
+            });
+            if !allowed {
+                return invalid(format!("public_web.routes key `{origin}` is not in public_web.allow"));
+            }
+            if crate::capability::url::parse_http_url(base).is_none() {
+                return invalid(format!("public_web.routes value for `{origin}` is not an http(s) URL"));
+            }
+        }
+        for (name, pin) in &self.plugins.pins {
+            if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+                return invalid(format!("plugins.pins value for `{name}` is not a lowercase SHA-256 hex digest"));
+            }
+        }
+        if self.workspace.source == WorkspaceSourceKind::Http {
+            match self.workspace.base_url.as_deref().map(crate::capability::url::parse_http_url) {
+                Some(Some(_)) => {}
+                _ => return invalid("workspace.base_url must be an http(s) URL when source = \"http\"".into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first line of a multi-line message, trimmed.
+pub(crate) fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    // toml puts the position first and the reason last; keep both.
+    match lines.as_slice() {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [first, .., last] => format!("{first}: {last}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_hold_without_a_file() {
+        let config = HostConfig::from_toml_str("").unwrap();
+        assert_eq!(config, HostConfig::default());
+        assert_eq!(config.limits.memory_mib, 64);
+        assert_eq!(config.public_web.allow, vec!["https://hn.algolia.com".to_owned()]);
+        assert!(config.plugins.builtin);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        for (text, key) in [
+            ("colour = 1", "colour"),
+            ("[limits]\nmemory = 3", "memory"),
+            ("[public_web]\nallowed = []", "allowed"),
+            ("[nonsense]", "nonsense"),
+        ] {
+            let error = HostConfig::from_toml_str(text).unwrap_err().to_string();
+            assert!(error.contains(key), "{error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for text in [
+            "[limits]\nmemory_mib = 0",
+            "[limits]\nmemory_mib = \"big\"",
+            "[limits]\nfuel = 0",
+            "[limits]\nmax_concurrent_calls = 0",
+            "[public_web]\nallow = [\"hn.algolia.com\"]",
+            "[public_web]\nallow = [\"https://a.example/path\"]",
+            "[public_web.routes]\n\"https://other.example\" = \"http://127.0.0.1:1\"",
+            "[workspace]\nsource = \"http\"",
+            "[workspace]\nsource = \"postgres\"",
+            "[plugins.pins]\n\"a.wasm\" = \"xyz\"",
+            "mock = \"yes\"",
+        ] {
+            assert!(HostConfig::from_toml_str(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn file_paths_resolve_against_the_config_directory() {
+        let dir = std::env::temp_dir().join(format!("harmonia-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("harmonia.toml");
+        std::fs::write(&file, "[plugins]\ndir = \"plugins\"\n[workspace]\npath = \"/abs/h.db\"\n").unwrap();
+        let config = HostConfig::from_file(&file).unwrap();
+        assert_eq!(config.plugins.dir, Some(dir.join("plugins")));
+        assert_eq!(config.workspace.path, PathBuf::from("/abs/h.db"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

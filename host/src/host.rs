@@ -1,0 +1,347 @@
+//! [`Host`]: the public entry point. Built once from a config, shared by
+//! any number of threads, one sandboxed call per [`Host::call`].
+
+use crate::capability::Receipt;
+use crate::capability::public_web::PublicWeb;
+use crate::capability::workspace::{self, WorkspaceSource};
+use crate::bindings::CallBinding;
+use crate::config::{ConfigError, HostConfig};
+use crate::contract;
+use crate::descriptor::Descriptor;
+use crate::engine::Runtime;
+use crate::envelope::{Envelope, MAX_DATA_BYTES};
+use crate::log::{Level, LogSink, Logger, NullLog};
+use crate::plugin::{self, LoadError, Plugin, PluginInfo, PluginOrigin};
+use crate::policy::{ImportPolicy, World};
+use crate::sandbox::{self, CallLimits};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Why a host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The config is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The engine could not be built.
+    #[error("cannot start the wasm engine: {0}")]
+    Engine(String),
+    /// A plugin was refused.
+    #[error("plugin refused: {0}")]
+    Load(#[from] LoadError),
+}
+
+/// Why a call was not dispatched.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No loaded plugin has this name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+}
+
+/// Who is calling: bound to the call by the host, never chosen by a tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallContext {
+    /// The caller's workspace; workspace reads without one are unauthorized.
+    pub workspace: Option<String>,
+    /// An id carried into the log records of this call.
+    pub trace_id: Option<String>,
+}
+
+impl CallContext {
+    /// A context for `workspace`.
+    pub fn for_workspace(workspace: impl Into<String>) -> Self {
+        Self { workspace: Some(workspace.into()), trace_id: None }
+    }
+}
+
+/// A call's envelope with what the host observed.
+#[derive(Clone, Debug)]
+pub struct CallRecord {
+    /// The envelope.
+    pub envelope: Envelope,
+    /// Capability uses, in order.
+    pub receipts: Vec<Receipt>,
+    /// Wall-clock time of the whole call.
+    pub duration: Duration,
+}
+
+/// Largest input text, bytes; larger inputs are `invalid_input` unread.
+pub const MAX_INPUT_BYTES: usize = MAX_DATA_BYTES;
+
+struct Inner {
+    runtime: Runtime,
+    plugins: Vec<Plugin>,
+    by_name: HashMap<String, usize>,
+    public_web: Arc<PublicWeb>,
+    workspace: Arc<dyn WorkspaceSource>,
+    limits: CallLimits,
+    max_deadline: Option<Duration>,
+    logger: Logger,
+}
+
+/// The sandboxed tool host. Cheap to clone; usable from many threads.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").field("tools", &self.inner.by_name.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+/// Builds a [`Host`]: the config plus what only code can supply.
+pub struct HostBuilder {
+    config: HostConfig,
+    log: Arc<dyn LogSink>,
+    components: Vec<(PluginOrigin, Vec<u8>)>,
+    workspace_source: Option<Arc<dyn WorkspaceSource>>,
+    public_web_mock: Option<bool>,
+}
+
+impl HostBuilder {
+    /// Send log records to `sink` (default: discarded).
+    pub fn log(mut self, sink: Arc<dyn LogSink>) -> Self {
+        self.log = sink;
+        self
+    }
+
+    /// Load a component from memory, after the configured plugins.
+    pub fn component(mut self, name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        self.components.push((PluginOrigin::Builtin(name.into()), bytes));
+        self
+    }
+
+    /// Load a component file, after the configured plugins.
+    pub fn component_file(mut self, path: &std::path::Path) -> Result<Self, LoadError> {
+        let bytes = plugin::read_file(path)?;
+        self.components.push((PluginOrigin::File(path.to_owned()), bytes));
+        Ok(self)
+    }
+
+    /// Use this workspace source instead of the configured one.
+    pub fn workspace_source(mut self, source: Arc<dyn WorkspaceSource>) -> Self {
+        self.workspace_source = Some(source);
+        self
+    }
+
+    /// Serve the public web from fixtures (or not), whatever `mock` says.
+    pub fn public_web_mock(mut self, mock: bool) -> Self {
+        self.public_web_mock = Some(mock);
+        self
+    }
+
+    /// Start the engine and load every plugin; any refused plugin fails the
+    /// whole start, naming it.
+    pub fn build(self) -> Result<Host, HostError> {
+        let config = self.config;
+        config.check()?;
+        let logger = Logger::new(self.log);
+        let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets)
+            .map_err(|error| HostError::Engine(error.to_string()))?;
+        let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+        let limits = CallLimits {
+            memory_bytes: config.limits.memory_mib as usize * 1024 * 1024,
+            fuel: config.limits.fuel,
+        };
+        let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
+        if config.plugins.builtin {
+            for (name, bytes) in harmonia_artifacts::BUILTIN_TOOLS {
+                sources.push((PluginOrigin::Builtin((*name).to_owned()), bytes.to_vec()));
+            }
+        }
+        let mut files = Vec::new();
+        if let Some(dir) = &config.plugins.dir {
+            files.extend(plugin::components_in(dir)?);
+        }
+        files.extend(config.plugins.files.iter().cloned());
+        for path in files {
+            let bytes = plugin::read_file(&path)?;
+            sources.push((PluginOrigin::File(path), bytes));
+        }
+        sources.extend(self.components);
+
+        let mut plugins: Vec<Plugin> = Vec::new();
+        let mut by_name = HashMap::new();
+        for (origin, bytes) in sources {
+            let pin = match &origin {
+                PluginOrigin::File(path) => path
+                    .file_name()
+                    .and_then(|name| config.plugins.pins.get(name.to_string_lossy().as_ref()))
+                    .map(String::as_str),
+                PluginOrigin::Builtin(_) => None,
+            };
+            let started = Instant::now();
+            let loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin)?;
+            let name = loaded.info.descriptor.name.clone();
+            if let Some(&first) = by_name.get(&name) {
+                let first: &Plugin = &plugins[first];
+                return Err(LoadError::DuplicateName {
+                    name,
+                    first: first.info.origin.clone(),
+                    second: loaded.info.origin,
+                }
+                .into());
+            }
+            logger.emit(
+                Level::Info,
+                "plugin.loaded",
+                vec![
+                    ("tool", name.clone()),
+                    ("origin", loaded.info.origin.to_string()),
+                    ("sha256", loaded.info.sha256.clone()),
+                    ("load_us", started.elapsed().as_micros().to_string()),
+                ],
+            );
+            by_name.insert(name, plugins.len());
+            plugins.push(loaded);
+        }
+
+        let public_web_mock = self.public_web_mock.unwrap_or(config.mock);
+        let workspace = match self.workspace_source {
+            Some(source) => source,
+            None => workspace::from_config(&config.workspace, config.mock)?,
+        };
+        Ok(Host {
+            inner: Arc::new(Inner {
+                runtime,
+                plugins,
+                by_name,
+                public_web: Arc::new(PublicWeb::new(&config.public_web, public_web_mock)),
+                workspace,
+                limits,
+                max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+                logger,
+            }),
+        })
+    }
+}
+
+impl Host {
+    /// A host built from `config` with default logging (discarded).
+    pub fn new(config: HostConfig) -> Result<Self, HostError> {
+        Self::builder(config).build()
+    }
+
+    /// A builder starting from `config`.
+    pub fn builder(config: HostConfig) -> HostBuilder {
+        HostBuilder {
+            config,
+            log: Arc::new(NullLog),
+            components: Vec::new(),
+            workspace_source: None,
+            public_web_mock: None,
+        }
+    }
+
+    /// Every loaded plugin, in load order.
+    pub fn tools(&self) -> impl Iterator<Item = &PluginInfo> {
+        self.inner.plugins.iter().map(|plugin| &plugin.info)
+    }
+
+    /// The descriptor of `tool`, if loaded.
+    pub fn descriptor(&self, tool: &str) -> Option<&Descriptor> {
+        self.plugin(tool).map(|plugin| &plugin.info.descriptor)
+    }
+
+    /// The wasmtime engine (for inspection and benchmarks).
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.inner.runtime.engine
+    }
+
+    fn plugin(&self, tool: &str) -> Option<&Plugin> {
+        self.inner.by_name.get(tool).map(|&index| &self.inner.plugins[index])
+    }
+
+    /// The deadline a call of `tool` runs under: the descriptor's, lowered
+    /// by the config's cap.
+    pub fn deadline(&self, tool: &str) -> Option<Duration> {
+        let descriptor = self.descriptor(tool)?;
+        Some(match self.inner.max_deadline {
+            Some(cap) => descriptor.deadline().min(cap),
+            None => descriptor.deadline(),
+        })
+    }
+
+    /// Call `tool` with `input` (JSON text) for `context`.
+    pub fn call(&self, tool: &str, input: &str, context: &CallContext) -> Result<Envelope, CallError> {
+        self.call_recorded(tool, input, context).map(|record| record.envelope)
+    }
+
+    /// Call `tool` and keep the receipts and timing.
+    pub fn call_recorded(&self, tool: &str, input: &str, context: &CallContext) -> Result<CallRecord, CallError> {
+        let started = Instant::now();
+        let plugin = self.plugin(tool).ok_or_else(|| CallError::UnknownTool(tool.to_owned()))?;
+        let deadline = self.deadline(tool).unwrap_or_default();
+        let run = if input.len() > MAX_INPUT_BYTES {
+            None
+        } else {
+            let binding = self.binding(plugin.info.world, context);
+            let inner = &self.inner;
+            Some(sandbox::invoke(&inner.runtime, &plugin.pre, &plugin.info.descriptor, deadline, inner.limits, binding, input))
+        };
+        let duration = started.elapsed();
+        let Some(run) = run else {
+            let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
+            self.log_call(tool, &envelope, duration, context, 0);
+            return Ok(CallRecord { envelope, receipts: Vec::new(), duration });
+        };
+        self.log_guest_output(tool, context, &run);
+        self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
+        Ok(CallRecord { envelope: run.envelope, receipts: run.receipts, duration })
+    }
+
+    fn binding(&self, world: World, context: &CallContext) -> CallBinding {
+        match world {
+            World::PublicTool => {
+                CallBinding { public_web: Some(Arc::clone(&self.inner.public_web)), ..CallBinding::default() }
+            }
+            World::WorkspaceTool => CallBinding {
+                workspace_source: Some(Arc::clone(&self.inner.workspace)),
+                workspace_id: context.workspace.clone(),
+                ..CallBinding::default()
+            },
+            World::NoCapability => CallBinding::default(),
+        }
+    }
+
+    fn log_call(&self, tool: &str, envelope: &Envelope, duration: Duration, context: &CallContext, receipts: usize) {
+        let mut fields = vec![
+            ("tool", tool.to_owned()),
+            ("status", if envelope.is_success() { "success".into() } else { "error".into() }),
+            ("duration_us", duration.as_micros().to_string()),
+            ("receipts", receipts.to_string()),
+        ];
+        if let Some(error) = &envelope.error {
+            fields.push(("code", error.code.clone()));
+            fields.push(("category", error.category.to_string()));
+            fields.push(("retryable", error.retryable.to_string()));
+        }
+        if let Some(trace_id) = &context.trace_id {
+            fields.push(("trace_id", trace_id.clone()));
+        }
+        self.inner.logger.emit(Level::Info, "call.finished", fields);
+    }
+
+    fn log_guest_output(&self, tool: &str, context: &CallContext, run: &sandbox::CallRun) {
+        let trace = context.trace_id.clone().unwrap_or_default();
+        for (event, (text, dropped)) in [("guest.stdout", &run.stdout), ("guest.stderr", &run.stderr)] {
+            if !text.is_empty() || *dropped > 0 {
+                let fields = vec![
+                    ("tool", tool.to_owned()),
+                    ("trace_id", trace.clone()),
+                    ("text", text.clone()),
+                    ("dropped_bytes", dropped.to_string()),
+                ];
+                self.inner.logger.emit(Level::Debug, event, fields);
+            }
+        }
+        if let Some(trap) = &run.trap {
+            let fields = vec![("tool", tool.to_owned()), ("trace_id", trace), ("trap", trap.clone())];
+            self.inner.logger.emit(Level::Debug, "call.trap", fields);
+        }
+    }
+}

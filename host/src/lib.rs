@@ -1,0 +1,45 @@
+//! The sandboxed tool runtime for Harmonia's read-only agent tools.
+//!
+//! Tools are WebAssembly components (`wit/`, package
+//! `harmonia:tools@0.1.0`). The [`Host`] loads them as plugins, grants each
+//! only its read-only capability, bounds every call in time and memory,
+//! and returns exactly one contract envelope per call.
+//!
+//! Parts:
+//! - [`config`]: `harmonia.toml` as data; every default documented.
+//! - [`contract`]: the contract's tables: categories, stable error codes.
+//! - [`envelope`]: the envelope, strict parsing and validation, evidence ids.
+//! - [`descriptor`]: a tool's declared contract and its validation.
+//! - [`policy`]: which imports each world is granted, as data.
+//! - [`engine`]: the engine, epoch ticker, shared linker, call slots.
+//! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
+//! - [`sandbox`]: one call: fresh store, limits, outcome to envelope.
+//! - [`limits`]: the per-store resource limiter.
+//! - [`wasi`]: the WASI grant (nothing) and captured stdio.
+//! - [`capability`]: public web and workspace, with receipts.
+//! - [`bindings`]: host-side WIT bindings and per-call store data.
+//! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
+//! - [`inspect`]: a component's imports, exports, verdict and descriptor.
+//! - [`log`]: structured log records and sinks.
+//! - [`time`]: RFC 3339 timestamps.
+
+pub mod bindings;
+pub mod capability;
+pub mod config;
+pub mod contract;
+pub mod descriptor;
+pub mod engine;
+pub mod envelope;
+pub mod host;
+pub mod inspect;
+pub mod limits;
+pub mod log;
+pub mod plugin;
+pub mod policy;
+pub mod sandbox;
+pub mod time;
+pub mod wasi;
+
+pub use config::HostConfig;
+pub use envelope::Envelope;
+pub use host::{CallContext, CallError, CallRecord, Host, HostBuilder, HostError};

@@ -1,0 +1,59 @@
+//! Per-call resource limits: memory, tables and instances, with the refused
+//! memory growth remembered so a Rust guest's abort after an allocation
+//! failure is reported as the memory limit it was.
+
+use wasmtime::ResourceLimiter;
+
+/// Most core instances one component instance may create.
+pub const MAX_INSTANCES: usize = 32;
+/// Most tables one call may create.
+pub const MAX_TABLES: usize = 32;
+/// Most memories one call may create.
+pub const MAX_MEMORIES: usize = 4;
+/// Most elements one table may grow to.
+pub const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+/// The limiter installed in every call's store.
+#[derive(Debug)]
+pub struct CallLimiter {
+    memory_bytes: usize,
+    memory_refused: bool,
+}
+
+impl CallLimiter {
+    /// A limiter allowing `memory_bytes` of linear memory per memory.
+    pub fn new(memory_bytes: usize) -> Self {
+        Self { memory_bytes, memory_refused: false }
+    }
+
+    /// True once a memory growth past the limit was refused.
+    pub fn memory_refused(&self) -> bool {
+        self.memory_refused
+    }
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.memory_bytes && maximum.is_none_or(|maximum| desired <= maximum);
+        if !allowed {
+            self.memory_refused = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|maximum| desired <= maximum))
+    }
+
+    fn instances(&self) -> usize {
+        MAX_INSTANCES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+}

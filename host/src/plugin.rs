@@ -1,0 +1,213 @@
+//! Loading plugins: bytes to a checked, ready-to-instantiate tool.
+//!
+//! For each component the loader: checks its SHA-256 against a configured
+//! pin; compiles it; lists every import and refuses any outside its world's
+//! grant, naming it ([`crate::policy`]); pre-instantiates it against the
+//! shared linker (`InstancePre`); calls `describe` once and validates the
+//! descriptor, including that its scope matches the world the imports place
+//! the component in.
+
+use crate::bindings::{CallState, ToolHostPre};
+use crate::capability::sha256_hex;
+use crate::descriptor::{Descriptor, DescriptorError};
+use crate::engine::Runtime;
+use crate::policy::{ImportError, ImportPolicy, TOOL_INTERFACE, World, unversioned};
+use crate::sandbox::{self, CallLimits};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use wasmtime::component::Component;
+
+/// Where a plugin came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum PluginOrigin {
+    /// Built into the host binary.
+    Builtin(String),
+    /// A component file.
+    File(PathBuf),
+}
+
+impl fmt::Display for PluginOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Builtin(name) => write!(f, "built-in {name}"),
+            Self::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// Why a plugin was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{origin}: cannot read: {message}")]
+    Read {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// The I/O error.
+        message: String,
+    },
+    /// The bytes differ from the configured pin.
+    #[error("{origin}: sha256 {actual} does not match the pinned {expected}")]
+    Pin {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// The pin.
+        expected: String,
+        /// The bytes' hash.
+        actual: String,
+    },
+    /// Not a valid component.
+    #[error("{origin}: not a valid WebAssembly component: {message}")]
+    Compile {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// The compiler's first line.
+        message: String,
+    },
+    /// An import outside the grant.
+    #[error("{origin}: {error}")]
+    Import {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// Which import and why.
+        error: ImportError,
+    },
+    /// The component does not export `harmonia:tools/tool`, or its types
+    /// disagree with this host's WIT.
+    #[error("{origin}: does not fit the harmonia:tools@0.1.0 worlds: {message}")]
+    Link {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// Why.
+        message: String,
+    },
+    /// `describe` failed.
+    #[error("{origin}: {message}")]
+    Describe {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// Why.
+        message: String,
+    },
+    /// The descriptor breaks a rule.
+    #[error("{origin}: invalid descriptor: {error}")]
+    Descriptor {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// The rule.
+        error: DescriptorError,
+    },
+    /// Two plugins with one name.
+    #[error("{second}: tool name `{name}` is already loaded from {first}")]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// The plugin loaded first.
+        first: PluginOrigin,
+        /// The plugin refused.
+        second: PluginOrigin,
+    },
+}
+
+/// What the host knows about a loaded plugin.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginInfo {
+    /// The checked descriptor.
+    pub descriptor: Descriptor,
+    /// Lowercase hex SHA-256 of the component bytes.
+    pub sha256: String,
+    /// Where it came from.
+    pub origin: PluginOrigin,
+    /// Its imports, as the component names them.
+    pub imports: Vec<String>,
+    /// The world its imports place it in.
+    #[serde(serialize_with = "serialize_world")]
+    pub world: World,
+}
+
+fn serialize_world<S: serde::Serializer>(world: &World, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(world.as_str())
+}
+
+/// A loaded plugin.
+pub struct Plugin {
+    /// What is known about it.
+    pub info: PluginInfo,
+    pub(crate) pre: ToolHostPre<CallState>,
+}
+
+/// The component's imports and exports, by name.
+pub fn interface_names(runtime: &Runtime, component: &Component) -> (Vec<String>, Vec<String>) {
+    let component_type = component.component_type();
+    let imports = component_type.imports(&runtime.engine).map(|(name, _)| name.to_owned()).collect();
+    let exports = component_type.exports(&runtime.engine).map(|(name, _)| name.to_owned()).collect();
+    (imports, exports)
+}
+
+/// Read a component file.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    std::fs::read(path)
+        .map_err(|error| LoadError::Read { origin: PluginOrigin::File(path.to_owned()), message: error.to_string() })
+}
+
+/// Load one plugin from its bytes.
+pub fn load(
+    runtime: &Runtime,
+    policy: ImportPolicy,
+    limits: CallLimits,
+    bytes: &[u8],
+    origin: PluginOrigin,
+    pin: Option<&str>,
+) -> Result<Plugin, LoadError> {
+    let sha256 = sha256_hex(bytes);
+    if let Some(expected) = pin
+        && expected != sha256
+    {
+        return Err(LoadError::Pin { origin, expected: expected.to_owned(), actual: sha256 });
+    }
+    let component = Component::from_binary(&runtime.engine, bytes)
+        .map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
+    let (imports, exports) = interface_names(runtime, &component);
+    let world = policy
+        .classify(imports.iter().map(String::as_str))
+        .map_err(|error| LoadError::Import { origin: origin.clone(), error })?;
+    if !exports.iter().any(|export| unversioned(export) == TOOL_INTERFACE) {
+        return Err(LoadError::Link { origin, message: format!("no `{TOOL_INTERFACE}` export") });
+    }
+    let link_error = |error: wasmtime::Error| LoadError::Link { origin: origin.clone(), message: first_line(&error) };
+    let pre = runtime.linker.instantiate_pre(&component).map_err(link_error)?;
+    let pre = ToolHostPre::new(pre).map_err(link_error)?;
+    let raw = sandbox::describe(runtime, &pre, limits)
+        .map_err(|message| LoadError::Describe { origin: origin.clone(), message })?;
+    let descriptor = sandbox::descriptor_from_wit(raw).map_err(|_| LoadError::Descriptor {
+        origin: origin.clone(),
+        error: DescriptorError::InputSchema,
+    })?;
+    descriptor.validate().map_err(|error| LoadError::Descriptor { origin: origin.clone(), error })?;
+    if !world.admits(descriptor.scope) {
+        let error = DescriptorError::Scope { declared: descriptor.scope.as_str(), world: world.as_str() };
+        return Err(LoadError::Descriptor { origin, error });
+    }
+    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre })
+}
+
+fn first_line(error: &wasmtime::Error) -> String {
+    error.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// Every `*.wasm` file in `dir`, sorted by name.
+pub fn components_in(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let origin = PluginOrigin::File(dir.to_owned());
+    let entries =
+        std::fs::read_dir(dir).map_err(|error| LoadError::Read { origin, message: error.to_string() })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "wasm"))
+        .collect();
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,260 @@
+//! One call in the sandbox: a fresh store, the limits, the guest's answer,
+//! and the envelope the host makes of it.
+//!
+//! Nothing survives between calls: every call instantiates the plugin in a
+//! new `Store` (a store that trapped is poisoned anyway). The envelope is
+//! built here and only here:
+//! - a deadline passed (in the guest or waiting on a capability) is
+//!   `tool_timeout`;
+//! - a trap, panic, stack overflow, memory limit or exhausted fuel is
+//!   `tool_execution_failed` with a fixed message per cause (the raw trap
+//!   text goes to the log only);
+//! - data that is not a JSON object of at most 1 MiB, more than 100
+//!   evidence items, or an error the descriptor does not declare (code,
+//!   category or retryability) is `tool_execution_failed`;
+//! - errors with one of the contract's codes carry the contract's fixed
+//!   message, whatever text the guest sent, so a guest cannot leak data
+//!   through them;
+//! - evidence ids and provenance are minted here: provenance is `mock`
+//!   when any data the call read came from fixtures.
+
+use crate::bindings::harmonia::tools::types;
+use crate::bindings::{CallBinding, CallState, ToolHostPre};
+use crate::contract::{self, Category, ExecutionFailure, StableCode, stable_code};
+use crate::descriptor::Descriptor;
+use crate::engine::Runtime;
+use crate::envelope::{Envelope, ErrorObject, EvidenceItem, MAX_DATA_BYTES, MAX_EVIDENCE, Provenance};
+use crate::capability::Receipt;
+use std::time::{Duration, Instant};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+/// Most bytes a guest may pass into one host call.
+const HOSTCALL_FUEL: usize = 1024 * 1024;
+/// Deadline of `describe` at load.
+pub const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Limits applied to every call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallLimits {
+    /// Linear memory per memory, bytes.
+    pub memory_bytes: usize,
+    /// Fuel per call, when fuel is on.
+    pub fuel: Option<u64>,
+}
+
+/// How a guest's run ended, before the envelope is made.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `invoke` returned an output.
+    Output(types::Output),
+    /// `invoke` returned a tool error.
+    ToolError(types::ToolError),
+    /// The guest failed.
+    Failed(ExecutionFailure),
+    /// The deadline passed.
+    TimedOut,
+}
+
+/// Everything one call produced.
+#[derive(Debug)]
+pub struct CallRun {
+    /// The envelope.
+    pub envelope: Envelope,
+    /// Capability receipts, in order.
+    pub receipts: Vec<Receipt>,
+    /// Some data came from fixtures.
+    pub served_mock: bool,
+    /// Captured stdout and bytes dropped past the cap.
+    pub stdout: (String, usize),
+    /// Captured stderr and bytes dropped past the cap.
+    pub stderr: (String, usize),
+    /// The raw trap text, for the log only.
+    pub trap: Option<String>,
+}
+
+fn new_store(runtime: &Runtime, limits: CallLimits, deadline: Instant, binding: CallBinding) -> Store<CallState> {
+    let mut store = Store::new(&runtime.engine, CallState::new(limits.memory_bytes, deadline, binding));
+    store.limiter(|state| &mut state.limiter);
+    store.epoch_deadline_callback(|context| {
+        Ok(if Instant::now() >= context.data().deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Continue(1) })
+    });
+    store.set_epoch_deadline(1);
+    if let Some(fuel) = limits.fuel {
+        // Fuel is enabled in the engine whenever `limits.fuel` is set.
+        let _ = store.set_fuel(fuel);
+    }
+    store.set_hostcall_fuel(HOSTCALL_FUEL);
+    store
+}
+
+fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
+    if state.timed_out || Instant::now() >= state.deadline {
+        return Outcome::TimedOut;
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => Outcome::TimedOut,
+        Some(Trap::StackOverflow) => Outcome::Failed(ExecutionFailure::StackOverflow),
+        Some(Trap::OutOfFuel) => Outcome::Failed(ExecutionFailure::FuelExhausted),
+        _ if state.limiter.memory_refused() => Outcome::Failed(ExecutionFailure::MemoryLimit),
+        _ => Outcome::Failed(ExecutionFailure::Trapped),
+    }
+}
+
+/// Run `invoke` once.
+pub fn invoke(
+    runtime: &Runtime,
+    pre: &ToolHostPre<CallState>,
+    descriptor: &Descriptor,
+    deadline: Duration,
+    limits: CallLimits,
+    binding: CallBinding,
+    input: &str,
+) -> CallRun {
+    let deadline = Instant::now() + deadline;
+    let Some(_slot) = runtime.slots.acquire(deadline) else {
+        return CallRun {
+            envelope: Envelope::stable_error(&contract::TOOL_TIMEOUT),
+            receipts: Vec::new(),
+            served_mock: false,
+            stdout: Default::default(),
+            stderr: Default::default(),
+            trap: None,
+        };
+    };
+    let mut store = new_store(runtime, limits, deadline, binding);
+    let mut trap = None;
+    let outcome = match pre.instantiate(&mut store) {
+        Ok(instance) => match instance.harmonia_tools_tool().call_invoke(&mut store, input) {
+            Ok(Ok(output)) => Outcome::Output(output),
+            Ok(Err(error)) => Outcome::ToolError(error),
+            Err(error) => {
+                trap = Some(format!("{error:?}"));
+                classify(&error, store.data())
+            }
+        },
+        Err(error) => {
+            trap = Some(format!("instantiation: {error:?}"));
+            match classify(&error, store.data()) {
+                Outcome::Failed(ExecutionFailure::Trapped) => Outcome::Failed(ExecutionFailure::Instantiation),
+                other => other,
+            }
+        }
+    };
+    let state = store.into_data();
+    let late = state.timed_out || Instant::now() > state.deadline;
+    let outcome = if late { Outcome::TimedOut } else { outcome };
+    let provenance = if state.served_mock { Provenance::Mock } else { Provenance::Live };
+    CallRun {
+        envelope: envelope(descriptor, outcome, provenance),
+        receipts: state.receipts,
+        served_mock: state.served_mock,
+        stdout: state.stdio.stdout.take(),
+        stderr: state.stdio.stderr.take(),
+        trap,
+    }
+}
+
+/// Run `describe` once, with no capability bound.
+pub fn describe(
+    runtime: &Runtime,
+    pre: &ToolHostPre<CallState>,
+    limits: CallLimits,
+) -> Result<types::Descriptor, String> {
+    let mut store = new_store(runtime, limits, Instant::now() + DESCRIBE_DEADLINE, CallBinding::default());
+    let instance = pre.instantiate(&mut store).map_err(|error| format!("cannot instantiate: {error}"))?;
+    instance.harmonia_tools_tool().call_describe(&mut store).map_err(|error| {
+        match classify(&error, store.data()) {
+            Outcome::TimedOut => "describe passed its 5 s deadline".to_owned(),
+            _ => format!("describe trapped: {error}"),
+        }
+    })
+}
+
+fn failed(failure: ExecutionFailure) -> Envelope {
+    Envelope::failure(ErrorObject::with_message(&contract::TOOL_EXECUTION_FAILED, failure.message()))
+}
+
+/// The envelope for an outcome, checked against the descriptor and §1.
+pub fn envelope(descriptor: &Descriptor, outcome: Outcome, provenance: Provenance) -> Envelope {
+    let envelope = match outcome {
+        Outcome::TimedOut => return Envelope::stable_error(&contract::TOOL_TIMEOUT),
+        Outcome::Failed(failure) => return failed(failure),
+        Outcome::Output(output) => success(output, provenance),
+        Outcome::ToolError(error) => tool_error(descriptor, error),
+    };
+    match envelope {
+        Ok(envelope) if envelope.validate().is_ok() => envelope,
+        Ok(_) => failed(ExecutionFailure::InvalidOutput),
+        Err(failure) => failed(failure),
+    }
+}
+
+fn success(output: types::Output, provenance: Provenance) -> Result<Envelope, ExecutionFailure> {
+    if output.evidence.len() > MAX_EVIDENCE || output.data.len() > MAX_DATA_BYTES {
+        return Err(ExecutionFailure::InvalidOutput);
+    }
+    let Ok(serde_json::Value::Object(data)) = serde_json::from_str(&output.data) else {
+        return Err(ExecutionFailure::InvalidOutput);
+    };
+    let evidence = output
+        .evidence
+        .iter()
+        .map(|item| EvidenceItem::new(&item.source, provenance, item.reference.as_deref()))
+        .collect();
+    Ok(Envelope::success(data, evidence))
+}
+
+fn category(category: types::ErrorCategory) -> Category {
+    match category {
+        types::ErrorCategory::Validation => Category::Validation,
+        types::ErrorCategory::Authorization => Category::Authorization,
+        types::ErrorCategory::NotFound => Category::NotFound,
+        types::ErrorCategory::Dependency => Category::Dependency,
+        types::ErrorCategory::ProviderPermanent => Category::ProviderPermanent,
+    }
+}
+
+fn tool_error(descriptor: &Descriptor, error: types::ToolError) -> Result<Envelope, ExecutionFailure> {
+    let category = category(error.category);
+    let declared = descriptor
+        .declared(&error.code)
+        .is_some_and(|spec| spec.category == category && spec.retryable == error.retryable);
+    if !declared {
+        return Err(ExecutionFailure::UndeclaredError);
+    }
+    let stable: Option<&StableCode> = stable_code(&error.code);
+    let message = match stable {
+        Some(stable) => stable.message.to_owned(),
+        None if error.message.chars().any(char::is_control) => return Err(ExecutionFailure::InvalidOutput),
+        None => error.message,
+    };
+    Ok(Envelope::failure(ErrorObject { code: error.code, category, message, retryable: error.retryable }))
+}
+
+/// Convert the guest's descriptor.
+pub fn descriptor_from_wit(descriptor: types::Descriptor) -> Result<Descriptor, String> {
+    let input_schema = serde_json::from_str(&descriptor.input_schema)
+        .map_err(|_| "input schema is not JSON text".to_owned())?;
+    Ok(Descriptor {
+        name: descriptor.name,
+        version: descriptor.version,
+        purpose: descriptor.purpose,
+        input_schema,
+        errors: descriptor
+            .errors
+            .into_iter()
+            .map(|spec| crate::descriptor::ErrorSpec {
+                code: spec.code,
+                category: category(spec.category),
+                retryable: spec.retryable,
+            })
+            .collect(),
+        scope: match descriptor.scope {
+            types::Scope::Public => crate::descriptor::Scope::Public,
+            types::Scope::Workspace => crate::descriptor::Scope::Workspace,
+        },
+        deadline_ms: descriptor.deadline_ms,
+        skills: descriptor.skills,
+    })
+}
+
