@@ -28,8 +28,10 @@ use crate::capability::Receipt;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-/// Most bytes a guest may pass into one host call.
-const HOSTCALL_FUEL: usize = 1024 * 1024;
+/// Most bytes copied between guest and host in one host call or one
+/// result: room for the largest valid output (1 MiB of data and 100
+/// evidence items), not for more.
+const HOSTCALL_FUEL: usize = 2 * 1024 * 1024;
 /// Deadline of `describe` at load.
 pub const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -96,6 +98,11 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
         Some(Trap::StackOverflow) => Outcome::Failed(ExecutionFailure::StackOverflow),
         Some(Trap::OutOfFuel) => Outcome::Failed(ExecutionFailure::FuelExhausted),
         _ if state.limiter.memory_refused() => Outcome::Failed(ExecutionFailure::MemoryLimit),
+        // Wasmtime's hostcall-fuel error type is private; its text is the
+        // only way to tell "the guest tried to hand over too much".
+        None if error.to_string().contains("fuel allocated for hostcalls has been exhausted") => {
+            Outcome::Failed(ExecutionFailure::InvalidOutput)
+        }
         _ => Outcome::Failed(ExecutionFailure::Trapped),
     }
 }

@@ -1,1 +1,23 @@
-//! Test support.
+//! Shared test support: hosts over test guests, a loopback HTTP server
+//! that can misbehave on cue, and an independent evidence id formula.
+//!
+//! Parts:
+//! - [`server`]: [`server::Loopback`], a scripted HTTP/1.1 server on
+//!   127.0.0.1 that records what it was asked and stops when dropped.
+//! - [`hosts`]: hosts over chosen guests, with an in-memory log.
+//! - [`expected_evidence_id`]: the contract's id formula, written again
+//!   here so tests do not trust the host's own implementation.
+
+pub mod hosts;
+pub mod server;
+
+use sha2::{Digest, Sha256};
+
+/// `ev-` and the first 16 hex digits of SHA-256 over
+/// `source|provenance|reference`.
+pub fn expected_evidence_id(source: &str, provenance: &str, reference: Option<&str>) -> String {
+    let text = format!("{source}|{provenance}|{}", reference.unwrap_or(""));
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("ev-{}", &hex[..16])
+}

@@ -4,11 +4,13 @@
 
 use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
 
+/// Calls itself through a function pointer the optimiser cannot see
+/// through, so every level is a real wasm call frame (and little of the
+/// guest's shadow stack in linear memory is used).
 #[inline(never)]
-#[allow(unconditional_recursion)]
 fn dive(depth: u64) -> u64 {
-    let frame = std::hint::black_box([depth; 64]);
-    dive(depth + 1).wrapping_add(frame[depth as usize % 64])
+    let next: fn(u64) -> u64 = std::hint::black_box(dive);
+    next(depth + 1).wrapping_mul(3).wrapping_add(depth)
 }
 
 fn descriptor(name: &'static str, deadline_ms: u32) -> Descriptor {

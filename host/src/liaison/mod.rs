@@ -1,0 +1,17 @@
+//! The liaison layer: skills, guarded sessions, the trace and the answer
+//! validator (CONTRACT.md §4–§5).
+//!
+//! Parts:
+//! - [`skills`]: skill files, their hashes, and their agreement with the
+//!   tools' descriptors.
+//! - [`trace`]: the host's record of one invocation.
+//! - [`answer`]: the liaison's final answer, parsed strictly.
+//! - [`validator`]: every rule of §5 in order, with stable rule codes.
+//! - [`session`]: one agent invocation: activation, the pre-dispatch guard,
+//!   recording, validation.
+
+pub mod answer;
+pub mod session;
+pub mod skills;
+pub mod trace;
+pub mod validator;
