@@ -10,6 +10,7 @@
 
 pub mod hosts;
 pub mod server;
+pub mod tempdir;
 
 use sha2::{Digest, Sha256};
 

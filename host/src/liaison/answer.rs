@@ -120,12 +120,18 @@ impl Answer {
 
     fn check_status_rules(&self) -> Parsed<()> {
         match self.status {
-            AnswerStatus::Error if self.error.is_none() => Err("error: an `error` answer needs an error object".into()),
-            AnswerStatus::Error if !self.claims.is_empty() => Err("claims: an `error` answer makes no claims".into()),
+            AnswerStatus::Error if self.error.is_none() => {
+                Err("error: an `error` answer needs an error object".into())
+            }
+            AnswerStatus::Error if !self.claims.is_empty() => {
+                Err("claims: an `error` answer makes no claims".into())
+            }
             AnswerStatus::Success if self.claims.is_empty() => {
                 Err("claims: a `success` answer makes at least one claim".into())
             }
-            AnswerStatus::NoData if !self.claims.is_empty() => Err("claims: a `no_data` answer makes no claims".into()),
+            AnswerStatus::NoData if !self.claims.is_empty() => {
+                Err("claims: a `no_data` answer makes no claims".into())
+            }
             AnswerStatus::Success | AnswerStatus::NoData if self.error.is_some() => {
                 Err(format!("error: must be null on a `{}` answer", self.status.as_str()))
             }
@@ -177,7 +183,11 @@ fn parse_status(value: &Value) -> Parsed<AnswerStatus> {
 }
 
 fn parse_claims(value: &Value) -> Parsed<Vec<Claim>> {
-    list(value, "claims", MAX_CLAIMS)?.iter().enumerate().map(|(index, claim)| parse_claim(claim, index)).collect()
+    list(value, "claims", MAX_CLAIMS)?
+        .iter()
+        .enumerate()
+        .map(|(index, claim)| parse_claim(claim, index))
+        .collect()
 }
 
 fn parse_claim(value: &Value, index: usize) -> Parsed<Claim> {

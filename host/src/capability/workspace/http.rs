@@ -15,20 +15,37 @@ use crate::capability::http_client::{self, HttpFailure};
 use crate::capability::url::{Url, parse_http_url};
 use crate::capability::{Receipt, remaining};
 use crate::config::{ConfigError, WorkspaceConfig};
+use std::sync::Arc;
 use std::time::Instant;
 
+/// Where the bearer token comes from, read at each request.
+pub type TokenProvider = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
 /// The internal API source.
-#[derive(Debug)]
 pub struct HttpSource {
     base: Url,
-    token_env: String,
+    token: TokenProvider,
     max_body: u64,
     agent: ureq::Agent,
 }
 
+impl std::fmt::Debug for HttpSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSource").field("base", &self.base.as_str()).finish_non_exhaustive()
+    }
+}
+
 impl HttpSource {
-    /// Build from the config (`base_url` required).
+    /// Build from the config (`base_url` required), reading the token from
+    /// the environment variable `token_env` names.
     pub fn new(config: &WorkspaceConfig) -> Result<Self, ConfigError> {
+        let variable = config.token_env.clone();
+        Self::with_token(config, Arc::new(move || std::env::var(&variable).ok()))
+    }
+
+    /// Build from the config with the token from `token` (a secrets manager,
+    /// a test).
+    pub fn with_token(config: &WorkspaceConfig, token: TokenProvider) -> Result<Self, ConfigError> {
         let base = config
             .base_url
             .as_deref()
@@ -36,7 +53,7 @@ impl HttpSource {
             .ok_or_else(|| ConfigError::Invalid("workspace.base_url must be an http(s) URL".into()))?;
         Ok(Self {
             base,
-            token_env: config.token_env.clone(),
+            token,
             max_body: u64::from(config.max_body_kib) * 1024,
             agent: http_client::agent(),
         })
@@ -92,8 +109,8 @@ impl WorkspaceSource for HttpSource {
         let url = self.url(read);
         let target = format!("http:GET {}", url.path());
         let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
-        let token = match std::env::var(&self.token_env) {
-            Ok(token) if !token.is_empty() => token,
+        let token = match (self.token)() {
+            Some(token) if !token.is_empty() => token,
             _ => return (Err(ReadFailure::Unauthorized), receipt("no_token")),
         };
         if remaining(deadline).is_none() {
