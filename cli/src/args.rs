@@ -68,6 +68,42 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Validate an agent's answer against a session trace.
+    Validate {
+        /// Trace file (a JSON array of entries).
+        #[arg(long, value_name = "FILE")]
+        trace: PathBuf,
+        /// Answer file (a JSON object).
+        #[arg(long, value_name = "FILE")]
+        answer: PathBuf,
+        /// Submission mode: no claim may cite mock evidence.
+        #[arg(long)]
+        submission: bool,
+        /// Print `{"accepted", "rule", "reason"}` as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Skill files directory (default: the built-in skills).
+        #[arg(long, value_name = "DIR")]
+        skills: Option<PathBuf>,
+    },
+    /// Drive a guarded session over JSON lines on stdin/stdout.
+    Session {
+        /// Workspace to bind (default: $HARMONIA_WORKSPACE).
+        #[arg(long, value_name = "ID")]
+        workspace: Option<String>,
+        #[command(flatten)]
+        host: HostArgs,
+        /// Skill files directory (default: the built-in skills).
+        #[arg(long, value_name = "DIR")]
+        skills: Option<PathBuf>,
+    },
+    /// The whole story, offline: every skill, grounded and rejected answers.
+    Demo {
+        /// Also write each scenario's trace, answer and expected verdict
+        /// under DIR (the evaluation catalogue's format).
+        #[arg(long, value_name = "DIR")]
+        export: Option<PathBuf>,
+    },
     /// Manage the embedded workspace store.
     Workspace {
         /// What to do.

@@ -5,6 +5,7 @@
 //! - [`setup`]: config loading, logging and host construction shared by
 //!   the subcommands.
 //! - `commands/*`: one module per subcommand.
+//! - [`demo`]: the offline story `harmonia demo` tells.
 //!
 //! Exit codes: 0 success (for `call`: an envelope was printed, success or
 //! error); 1 a host failure (bad config, refused plugin, unknown tool) or a
@@ -13,6 +14,7 @@
 
 mod args;
 mod commands;
+mod demo;
 mod setup;
 
 use clap::Parser;

@@ -43,3 +43,16 @@ pub fn read_text(path: &Path, what: &str) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|error| UsageError(format!("cannot read {what} {}: {error}", path.display())).into())
 }
+
+/// The skills from `dir`, or the built-in ones.
+pub fn load_skills(dir: Option<&Path>) -> Result<harmonia_host::liaison::skills::SkillSet> {
+    match dir {
+        Some(dir) => Ok(harmonia_host::liaison::skills::SkillSet::load_dir(dir)?),
+        None => Ok(harmonia_host::liaison::skills::SkillSet::builtin()),
+    }
+}
+
+/// The workspace from `--workspace`, else `$HARMONIA_WORKSPACE`.
+pub fn workspace(flag: Option<String>) -> Option<String> {
+    flag.or_else(|| std::env::var("HARMONIA_WORKSPACE").ok()).filter(|id| !id.is_empty())
+}

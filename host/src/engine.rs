@@ -11,6 +11,8 @@
 //! - Fuel only when the config asks for it (epochs cost ~1%, fuel ~28%).
 
 use crate::bindings::CallState;
+use crate::cache::ComponentCache;
+use std::path::Path;
 use crate::config::LimitsConfig;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -136,18 +138,22 @@ pub struct Runtime {
     pub linker: Linker<CallState>,
     /// Concurrency bound.
     pub slots: CallSlots,
+    /// Precompiled components, when the cache is on and usable.
+    pub cache: Option<ComponentCache>,
     _ticker: EpochTicker,
 }
 
 impl Runtime {
     /// Build the engine and linker for these limits.
-    pub fn new(limits: &LimitsConfig, inert_filesystem_and_sockets: bool) -> wasmtime::Result<Self> {
+    pub fn new(limits: &LimitsConfig, inert_filesystem_and_sockets: bool, cache_dir: Option<&Path>) -> wasmtime::Result<Self> {
         let engine = Engine::new(&engine_config(limits))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
         crate::bindings::ToolHost::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
         let ticker = EpochTicker::start(&engine)?;
+        let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {
+            cache,
             engine,
             linker,
             slots: CallSlots::new(limits.max_concurrent_calls as usize),

@@ -140,8 +140,12 @@ impl HostBuilder {
         let config = self.config;
         config.check()?;
         let logger = Logger::new(self.log);
-        let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets)
+        let cache_dir = config.cache.enabled.then(|| config.cache.dir.clone().or_else(crate::cache::default_dir)).flatten();
+        let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, cache_dir.as_deref())
             .map_err(|error| HostError::Engine(error.to_string()))?;
+        if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
+            logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
+        }
         let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
         let limits = CallLimits {
             memory_bytes: config.limits.memory_mib as usize * 1024 * 1024,
@@ -194,6 +198,7 @@ impl HostBuilder {
                     ("origin", loaded.info.origin.to_string()),
                     ("sha256", loaded.info.sha256.clone()),
                     ("load_us", started.elapsed().as_micros().to_string()),
+                    ("cache", format!("{:?}", loaded.cache).to_lowercase()),
                 ],
             );
             by_name.insert(name, plugins.len());

@@ -33,7 +33,7 @@ pub struct Inspection {
 
 /// Inspect component bytes under `config`'s policy and limits.
 pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, String> {
-    let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets)
+    let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, None)
         .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
     let component = Component::from_binary(&runtime.engine, bytes).map_err(|error| {
         format!("{origin}: not a valid WebAssembly component: {}", error.to_string().lines().next().unwrap_or(""))

@@ -13,6 +13,7 @@
 //! - [`policy`]: which imports each world is granted, as data.
 //! - [`engine`]: the engine, epoch ticker, shared linker, call slots.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
+//! - [`cache`]: precompiled components on disk, checked before use.
 //! - [`sandbox`]: one call: fresh store, limits, outcome to envelope.
 //! - [`limits`]: the per-store resource limiter.
 //! - [`wasi`]: the WASI grant (nothing) and captured stdio.
@@ -20,10 +21,12 @@
 //! - [`bindings`]: host-side WIT bindings and per-call store data.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
+//! - [`liaison`]: skills, sessions, the trace and the answer validator.
 //! - [`log`]: structured log records and sinks.
 //! - [`time`]: RFC 3339 timestamps.
 
 pub mod bindings;
+pub mod cache;
 pub mod capability;
 pub mod config;
 pub mod contract;
@@ -32,6 +35,7 @@ pub mod engine;
 pub mod envelope;
 pub mod host;
 pub mod inspect;
+pub mod liaison;
 pub mod limits;
 pub mod log;
 pub mod plugin;

@@ -8,6 +8,7 @@
 //! the component in.
 
 use crate::bindings::{CallState, ToolHostPre};
+use crate::cache::CacheOutcome;
 use crate::capability::sha256_hex;
 use crate::descriptor::{Descriptor, DescriptorError};
 use crate::engine::Runtime;
@@ -137,6 +138,8 @@ pub struct Plugin {
     /// What is known about it.
     pub info: PluginInfo,
     pub(crate) pre: ToolHostPre<CallState>,
+    /// Whether it came from the precompiled cache.
+    pub cache: CacheOutcome,
 }
 
 /// The component's imports and exports, by name.
@@ -168,8 +171,12 @@ pub fn load(
     {
         return Err(LoadError::Pin { origin, expected: expected.to_owned(), actual: sha256 });
     }
-    let component = Component::from_binary(&runtime.engine, bytes)
-        .map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
+    let compiled = match &runtime.cache {
+        Some(cache) => cache.component(&runtime.engine, bytes, &sha256),
+        None => Component::from_binary(&runtime.engine, bytes).map(|component| (component, CacheOutcome::Bypassed)),
+    };
+    let (component, cache) =
+        compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
     let (imports, exports) = interface_names(runtime, &component);
     let world = policy
         .classify(imports.iter().map(String::as_str))
@@ -191,7 +198,7 @@ pub fn load(
         let error = DescriptorError::Scope { declared: descriptor.scope.as_str(), world: world.as_str() };
         return Err(LoadError::Descriptor { origin, error });
     }
-    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre })
+    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre, cache })
 }
 
 fn first_line(error: &wasmtime::Error) -> String {

@@ -23,8 +23,7 @@ pub fn run(
         input.to_owned()
     };
     let host = build_host(host_args)?;
-    let workspace = workspace.or_else(|| std::env::var("HARMONIA_WORKSPACE").ok()).filter(|id| !id.is_empty());
-    let context = CallContext { workspace, trace_id: None };
+    let context = CallContext { workspace: crate::setup::workspace(workspace), trace_id: None };
     let record = host.call_recorded(tool, &input, &context)?;
     let value = record.envelope.to_value();
     let text = if pretty { serde_json::to_string_pretty(&value)? } else { value.to_string() };

@@ -1,8 +1,11 @@
 //! One module per subcommand.
 
 mod call;
+
 mod inspect;
+mod session;
 mod tools;
+mod validate;
 mod workspace;
 
 use crate::args::{Cli, Command};
@@ -18,5 +21,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Inspect { path, config, json } => inspect::run(&path, config.as_deref(), json),
         Command::Workspace { command } => workspace::run(command),
+        Command::Validate { trace, answer, submission, json, skills } => {
+            validate::run(&trace, &answer, submission, json, skills.as_deref())
+        }
+        Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
+        Command::Demo { export } => crate::demo::run(export.as_deref()),
     }
 }

@@ -144,12 +144,25 @@ impl Answer {
 /// then the first missing one. `at` prefixes the key to form its path.
 fn exact_keys(object: &Map<String, Value>, keys: &[&str], at: &str) -> Parsed<()> {
     if let Some(stray) = object.keys().find(|key| !keys.contains(&key.as_str())) {
-        return Err(format!("{at}{stray}: unknown key"));
+        return Err(format!("{at}{}: unknown key", one_line(stray)));
     }
     if let Some(missing) = keys.iter().find(|key| !object.contains_key(**key)) {
         return Err(format!("{at}{missing}: is required"));
     }
     Ok(())
+}
+
+/// Longest piece of untrusted text quoted in a reason, in characters.
+const MAX_QUOTED_CHARS: usize = 120;
+
+/// Untrusted `text` made fit for a one-line reason: control characters
+/// escaped, and cut to [`MAX_QUOTED_CHARS`] with a trailing `…`.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut shown: String = text.chars().take(MAX_QUOTED_CHARS).flat_map(char::escape_debug).collect();
+    if text.chars().nth(MAX_QUOTED_CHARS).is_some() {
+        shown.push('…');
+    }
+    shown
 }
 
 fn text<'v>(value: &'v Value, path: &str) -> Parsed<&'v str> {
@@ -343,6 +356,16 @@ mod tests {
         let mut value = error_answer();
         value["error"].as_object_mut().unwrap().remove("retryable");
         assert_eq!(reason(&value), "error.retryable: is required");
+    }
+
+    #[test]
+    fn reasons_stay_on_one_line() {
+        let mut value = success();
+        value["line\nbreak"] = json!(1);
+        assert_eq!(reason(&value), "line\\nbreak: unknown key");
+        let mut value = success();
+        value["k".repeat(500)] = json!(1);
+        assert_eq!(reason(&value), format!("{}…: unknown key", "k".repeat(MAX_QUOTED_CHARS)));
     }
 
     #[test]

@@ -41,7 +41,7 @@
 //! - Reasons name entries by their 1-based position in the trace.
 
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
-use crate::liaison::answer::{Answer, AnswerStatus, Claim, ClaimKind};
+use crate::liaison::answer::{Answer, AnswerStatus, Claim, ClaimKind, one_line};
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
 use harmonia_tool_common::time::parse_rfc3339;
@@ -215,6 +215,11 @@ impl<'t> Attempt<'t> {
     fn tool(&self) -> &'t str {
         self.entry.name.as_deref().unwrap_or("")
     }
+
+    /// The tool name, fit for a reason.
+    fn shown_tool(&self) -> String {
+        one_line(self.tool())
+    }
 }
 
 /// A `tool_call` entry whose response parsed as a valid envelope.
@@ -261,17 +266,20 @@ fn check_skill<'s>(trace: &Trace, answer: &Answer, skills: &'s SkillSet) -> Chec
         return fail(RuleCode::SkillNotActivated, "entry 1 is not a skill activation");
     };
     if answer.skill_name != activated {
-        let reason =
-            format!("the answer names skill `{}` but `{activated}` was activated", answer.skill_name);
+        let reason = format!(
+            "the answer names skill `{}` but `{}` was activated",
+            one_line(&answer.skill_name),
+            one_line(activated)
+        );
         return fail(RuleCode::SkillMismatch, reason);
     }
     let Some(skill) = skills.get(activated) else {
-        return fail(RuleCode::SkillMismatch, format!("skill `{activated}` is not loaded"));
+        return fail(RuleCode::SkillMismatch, format!("skill `{}` is not loaded", one_line(activated)));
     };
     if !first.sha256.as_deref().is_some_and(|sha| sha.eq_ignore_ascii_case(&skill.sha256)) {
         return fail(
             RuleCode::SkillMismatch,
-            format!("the activated file hash differs from skill `{activated}`"),
+            format!("the activated file hash differs from skill `{}`", one_line(activated)),
         );
     }
     if let Some(position) =
@@ -303,7 +311,7 @@ fn check_sequence(trace: &Trace) -> Check {
             let reason = format!(
                 "entry {} records attempt {recorded} of `{}`, expected {count}",
                 attempt.position,
-                attempt.tool()
+                attempt.shown_tool()
             );
             return fail(RuleCode::SequenceInvalid, reason);
         }
@@ -330,8 +338,8 @@ fn check_tools_allowed(attempts: &[Attempt<'_>], skill: &Skill) -> Check {
         let reason = format!(
             "entry {} names `{}`, which skill `{}` does not allow",
             attempt.position,
-            attempt.tool(),
-            skill.name
+            attempt.shown_tool(),
+            one_line(&skill.name)
         );
         return fail(RuleCode::ToolNotAllowed, reason);
     }
@@ -346,8 +354,8 @@ fn check_single_tool_and_retry(attempts: &[Attempt<'_>]) -> Check {
         let reason = format!(
             "entry {} names `{}` after `{}`; an answer uses one tool",
             other.position,
-            other.tool(),
-            first.tool()
+            other.shown_tool(),
+            first.shown_tool()
         );
         return fail(RuleCode::MultipleTools, reason);
     }
@@ -385,7 +393,8 @@ fn parse_calls<'t>(attempts: &[Attempt<'t>]) -> Check<Vec<Call<'t>>> {
         match envelope {
             Ok(envelope) => parsed.push(Call { position: attempt.position, tool: attempt.tool(), envelope }),
             Err(error) => {
-                let reason = format!("entry {} (`{}`): {error}", attempt.position, attempt.tool());
+                let reason =
+                    format!("entry {} (`{}`): {}", attempt.position, attempt.shown_tool(), one_line(&error));
                 return fail(RuleCode::InvalidEnvelope, reason);
             }
         }
@@ -457,13 +466,14 @@ fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &Return
         );
     }
     if let Some(id) = claim.evidence_ids.iter().find(|id| !evidence.contains_key(id.as_str())) {
-        let reason = format!("claims[{index}] cites `{id}`, which no successful tool call returned");
+        let reason =
+            format!("claims[{index}] cites `{}`, which no successful tool call returned", one_line(id));
         return fail(RuleCode::UnknownEvidence, reason);
     }
     if let Some(id) = claim.evidence_ids.iter().find(|id| !answer_text.contains(id.as_str())) {
         return fail(
             RuleCode::EvidenceNotDisplayed,
-            format!("claims[{index}] cites `{id}` but the answer does not show it"),
+            format!("claims[{index}] cites `{}` but the answer does not show it", one_line(id)),
         );
     }
     let cites_a_record = claim
@@ -557,7 +567,7 @@ fn check_no_mock_evidence(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> C
         let is_mock =
             |id: &&String| evidence.get(id.as_str()).is_some_and(|item| item.provenance == Provenance::Mock);
         if let Some(id) = claim.evidence_ids.iter().find(is_mock) {
-            let reason = format!("claims[{index}] cites mock evidence `{id}` in submission mode");
+            let reason = format!("claims[{index}] cites mock evidence `{}` in submission mode", one_line(id));
             return fail(RuleCode::MockEvidenceInSubmission, reason);
         }
     }
@@ -1405,6 +1415,23 @@ mod tests {
         let mut answer = grounded_answer();
         answer["status"] = json!("done");
         assert_rejected(check(&trace(Vec::new()), &answer), RuleCode::AnswerSchema);
+    }
+
+    #[test]
+    fn reasons_stay_on_one_line_whatever_the_input() {
+        let mut answer = grounded_answer();
+        answer["skillName"] = json!("job-status\nIGNORE THIS");
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert!(verdict.reason.as_deref().is_some_and(|reason| reason.contains("job-status\\nIGNORE")));
+        assert_rejected(verdict, RuleCode::SkillMismatch);
+        let mut answer = grounded_answer();
+        answer["claims"][0]["evidenceIds"] = json!([format!("ev-\n{}", "x".repeat(1000))]);
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert!(verdict.reason.as_deref().is_some_and(|reason| reason.len() < 300));
+        assert_rejected(verdict, RuleCode::UnknownEvidence);
+        let mut response = job_success();
+        response["stray\nkey"] = json!(1);
+        assert_rejected(check(&job_trace(response), &grounded_answer()), RuleCode::InvalidEnvelope);
     }
 
     #[test]
