@@ -40,7 +40,10 @@ fn execution_failed(message: &str) -> Value {
 }
 
 fn assert_healthy(host: &Host) {
-    assert_eq!(call(host, "trivial_probe"), json!({"status": "success", "data": {}, "error": null, "evidence": []}));
+    assert_eq!(
+        call(host, "trivial_probe"),
+        json!({"status": "success", "data": {}, "error": null, "evidence": []})
+    );
 }
 
 #[test]
@@ -100,7 +103,9 @@ fn panic_becomes_a_fixed_message_and_its_text_stays_in_the_log() {
     let stderr: Vec<_> = log.records().into_iter().filter(|record| record.event == "guest.stderr").collect();
     assert_eq!(stderr.len(), 1);
     assert_eq!(stderr[0].level, Level::Debug);
-    assert!(stderr[0].fields.iter().any(|(key, value)| *key == "text" && value.contains("SECRET-PANIC-TEXT")));
+    assert!(
+        stderr[0].fields.iter().any(|(key, value)| *key == "text" && value.contains("SECRET-PANIC-TEXT"))
+    );
     assert_healthy(&host);
 }
 
@@ -140,7 +145,10 @@ fn contract_codes_carry_the_contracts_message_not_the_guests() {
 fn static_state_never_survives_a_call() {
     let (host, _) = hostile_host();
     for _ in 0..20 {
-        assert_eq!(call(&host, "hostile_counter"), json!({"status": "success", "data": {"count": 1}, "error": null, "evidence": []}));
+        assert_eq!(
+            call(&host, "hostile_counter"),
+            json!({"status": "success", "data": {"count": 1}, "error": null, "evidence": []})
+        );
     }
 }
 
@@ -148,10 +156,15 @@ fn static_state_never_survives_a_call() {
 fn stdout_and_stderr_are_captured_capped_and_kept_out_of_envelopes() {
     let (host, log) = hostile_host();
     let envelope = call(&host, "hostile_chatty");
-    assert_eq!(envelope, json!({"status": "success", "data": {"printed": true}, "error": null, "evidence": []}));
+    assert_eq!(
+        envelope,
+        json!({"status": "success", "data": {"printed": true}, "error": null, "evidence": []})
+    );
     for event in ["guest.stdout", "guest.stderr"] {
         let record = log.records().into_iter().find(|record| record.event == event).expect(event);
-        let field = |name: &str| record.fields.iter().find(|(key, _)| *key == name).map(|(_, value)| value.clone()).unwrap();
+        let field = |name: &str| {
+            record.fields.iter().find(|(key, _)| *key == name).map(|(_, value)| value.clone()).unwrap()
+        };
         assert_eq!(field("text").len(), 16 * 1024);
         assert!(field("dropped_bytes").parse::<usize>().unwrap() > 900_000);
     }
@@ -177,7 +190,8 @@ fn the_inert_switch_admits_sockets_but_every_address_is_denied() {
 
 #[test]
 fn a_second_plugin_with_the_same_name_is_refused() {
-    let error = try_host_with(bare_config(), &["hostile-counter", "hostile-counter"]).unwrap_err().to_string();
+    let error =
+        try_host_with(bare_config(), &["hostile-counter", "hostile-counter"]).unwrap_err().to_string();
     assert!(error.contains("`hostile_counter` is already loaded"), "{error}");
 }
 
@@ -229,9 +243,9 @@ fn every_hostile_guest_has_a_test() {
         if let Some(short) = name.strip_prefix("hostile-") {
             let tool = format!("hostile_{}", short.replace('-', "_"));
             assert!(source.contains(&format!("\"{name}\"")), "{name} is not in this file");
-            let tests_calling = source.matches(&format!("\"{tool}\"")).count() + source.matches(&format!("&[\"{name}\"]")).count();
+            let tests_calling = source.matches(&format!("\"{tool}\"")).count()
+                + source.matches(&format!("&[\"{name}\"]")).count();
             assert!(tests_calling > 0, "no test calls {tool}");
         }
     }
 }
-

@@ -73,7 +73,10 @@ fn search_sends_the_trimmed_encoded_query() {
         json!({"status": "success", "data": {"query": "wasm & agents", "signals": [], "count": 0}, "error": null,
             "evidence": [live("hacker_news_algolia", None)]})
     );
-    assert_eq!(server.requests()[0].target, "/api/v1/search?query=wasm%20%26%20agents&tags=story&hitsPerPage=10");
+    assert_eq!(
+        server.requests()[0].target,
+        "/api/v1/search?query=wasm%20%26%20agents&tags=story&hitsPerPage=10"
+    );
     let invalid_query = call(&host, "search_trend_signals", r#"{"query": "   "}"#);
     assert_eq!(invalid_query["error"]["code"], "invalid_query");
     assert_eq!(invalid_query["error"]["category"], "validation");
@@ -127,7 +130,10 @@ fn a_body_that_never_finishes_ends_as_tool_timeout_at_the_deadline() {
 #[test]
 fn a_slow_upstream_within_the_deadline_still_answers() {
     let server = Loopback::start();
-    server.route("/api/v1/search", Reply::Delayed(Duration::from_millis(300), Box::new(Reply::Json(200, HITS.into()))));
+    server.route(
+        "/api/v1/search",
+        Reply::Delayed(Duration::from_millis(300), Box::new(Reply::Json(200, HITS.into()))),
+    );
     let host = Host::new(routed_config(&server)).unwrap();
     assert_eq!(call(&host, "fetch_trend_signals", "{}")["status"], "success");
 }

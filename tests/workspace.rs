@@ -66,11 +66,18 @@ fn ago(seconds: u64) -> String {
 fn sqlite_serves_engagement_insights_top_ten() {
     let (host, _dir) = sqlite_host(&demo());
     let envelope = call(&host, "get_engagement_insights", "{}", &context());
-    let top: Vec<&str> =
-        envelope["data"]["topPosts"].as_array().unwrap().iter().map(|post| post["postId"].as_str().unwrap()).collect();
+    let top: Vec<&str> = envelope["data"]["topPosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|post| post["postId"].as_str().unwrap())
+        .collect();
     assert_eq!(
         top,
-        ["post-001", "post-002", "post-003", "post-012", "post-005", "post-014", "post-006", "post-016", "post-008", "post-017"]
+        [
+            "post-001", "post-002", "post-003", "post-012", "post-005", "post-014", "post-006", "post-016",
+            "post-008", "post-017"
+        ]
     );
     assert_eq!(
         envelope["data"]["topPosts"][0],
@@ -85,7 +92,9 @@ fn sqlite_serves_engagement_insights_top_ten() {
 
 #[test]
 fn sqlite_feed_judges_freshness_from_updated_at() {
-    for (updated_at, state) in [(Some(ago(300)), "current"), (Some(ago(3600)), "stale"), (None, "unavailable")] {
+    for (updated_at, state) in
+        [(Some(ago(300)), "current"), (Some(ago(3600)), "stale"), (None, "unavailable")]
+    {
         let mut document = demo();
         document["updatedAt"] = json!(updated_at);
         let (host, _dir) = sqlite_host(&document);
@@ -96,7 +105,10 @@ fn sqlite_feed_judges_freshness_from_updated_at() {
         assert!(harmonia_tool_common::time::parse_rfc3339(read_at).is_some() && read_at.ends_with('Z'));
         assert_eq!(data["jobHealth"], json!({"active": 2, "failed": 1}));
         assert_eq!(data["pendingItems"].as_array().unwrap().len(), 2);
-        assert_eq!(data["recentPublished"][0], json!({"postId": "post-018", "publishedAt": "2026-11-20T19:00:00Z"}));
+        assert_eq!(
+            data["recentPublished"][0],
+            json!({"postId": "post-018", "publishedAt": "2026-11-20T19:00:00Z"})
+        );
         assert_eq!(envelope["evidence"], json!([evidence("harmonia_feed", "live", None)]));
     }
 }
@@ -107,9 +119,14 @@ fn job_status_leaks_no_draft_transcript_prompt_or_token() {
     let envelope = call(&host, "get_job_status", r#"{"job_id": "job-42"}"#, &context());
     assert_eq!(envelope["data"]["found"], true);
     assert_eq!(envelope["data"]["job"]["draftCount"], 2);
-    assert_eq!(envelope["data"]["job"]["verificationSummary"], json!([{"actionId": "act-1", "verified": false}]));
+    assert_eq!(
+        envelope["data"]["job"]["verificationSummary"],
+        json!([{"actionId": "act-1", "verified": false}])
+    );
     let text = envelope.to_string();
-    for secret in ["DRAFT TEXT", "TRANSCRIPT", "PROMPT", "tok_live_do_not_leak", "accessToken", "payload", "notes"] {
+    for secret in
+        ["DRAFT TEXT", "TRANSCRIPT", "PROMPT", "tok_live_do_not_leak", "accessToken", "payload", "notes"]
+    {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
     }
     assert_eq!(envelope["evidence"], json!([evidence("harmonia_job", "live", Some("job-42"))]));
@@ -183,10 +200,12 @@ fn posting_windows_convert_offsets_break_ties_early_and_wrap_at_23() {
     );
     assert_eq!(
         envelope["evidence"],
-        json!([evidence("harmonia_measured_post_history", "live", None),
+        json!([
+            evidence("harmonia_measured_post_history", "live", None),
             evidence("harmonia_measured_post", "live", Some("c")),
             evidence("harmonia_measured_post", "live", Some("a")),
-            evidence("harmonia_measured_post", "live", Some("b"))])
+            evidence("harmonia_measured_post", "live", Some("b"))
+        ])
     );
 }
 
@@ -199,7 +218,12 @@ fn two_measured_posts_are_insufficient_history() {
     ]);
     assert_eq!(
         envelope,
-        error("insufficient_measured_history", "not_found", "Fewer than three timestamped posts have measured engagement.", false)
+        error(
+            "insufficient_measured_history",
+            "not_found",
+            "Fewer than three timestamped posts have measured engagement.",
+            false
+        )
     );
 }
 
@@ -245,7 +269,10 @@ fn mock_mode_stamps_every_evidence_item_mock() {
         for item in items {
             assert_eq!(item["provenance"], "mock");
             let reference = item["reference"].as_str();
-            assert_eq!(item["evidenceId"], expected_evidence_id(item["source"].as_str().unwrap(), "mock", reference));
+            assert_eq!(
+                item["evidenceId"],
+                expected_evidence_id(item["source"].as_str().unwrap(), "mock", reference)
+            );
         }
     }
     let feed = call(&host, "get_operator_feed", "{}", &context());
@@ -265,7 +292,8 @@ fn http_host(server: &Loopback, token: &'static str) -> (Host, Arc<MemoryLog>) {
     let log = Arc::new(MemoryLog::default());
     let mut host_config = HostConfig::default();
     host_config.limits.max_deadline_ms = Some(1500);
-    let host = Host::builder(host_config).log(log.clone()).workspace_source(Arc::new(source)).build().unwrap();
+    let host =
+        Host::builder(host_config).log(log.clone()).workspace_source(Arc::new(source)).build().unwrap();
     (host, log)
 }
 
@@ -280,7 +308,10 @@ fn http_source_sends_the_token_and_workspace_and_serves_every_tool() {
     server.route("/api/internal/proactive-feed", Reply::Json(200, feed.to_string()));
     server.route("/api/internal/job/job%2F42%20x", Reply::Json(200, document["jobs"][0].to_string()));
     let (host, _) = http_host(&server, "token-123");
-    assert_eq!(call(&host, "get_engagement_insights", "{}", &context())["data"]["topPosts"][0]["postId"], "post-001");
+    assert_eq!(
+        call(&host, "get_engagement_insights", "{}", &context())["data"]["topPosts"][0]["postId"],
+        "post-001"
+    );
     assert_eq!(call(&host, "get_operator_feed", "{}", &context())["data"]["freshness"]["state"], "current");
     assert_eq!(call(&host, "suggest_posting_windows", "{}", &context())["data"]["windows"][0]["hourUtc"], 14);
     let job = call(&host, "get_job_status", r#"{"job_id": "job/42 x"}"#, &context());
@@ -294,7 +325,12 @@ fn http_source_sends_the_token_and_workspace_and_serves_every_tool() {
     let targets: Vec<String> = server.requests().into_iter().map(|request| request.target).collect();
     assert_eq!(
         targets,
-        ["/api/internal/insights", "/api/internal/proactive-feed", "/api/internal/insights", "/api/internal/job/job%2F42%20x"]
+        [
+            "/api/internal/insights",
+            "/api/internal/proactive-feed",
+            "/api/internal/insights",
+            "/api/internal/job/job%2F42%20x"
+        ]
     );
 }
 
@@ -302,10 +338,16 @@ fn http_source_sends_the_token_and_workspace_and_serves_every_tool() {
 fn http_statuses_map_as_the_contract_says_and_leak_nothing() {
     let server = Loopback::start();
     let (host, log) = http_host(&server, CANARY);
-    let body = format!(r#"{{"error": "upstream exploded", "detail": "{CANARY}", "token": "Bearer {CANARY}"}}"#);
-    let rejected =
-        error("provider_request_rejected", "provider_permanent", "The data source rejected the request.", false);
-    let not_found = error("job_not_found", "not_found", "No job with that id exists in this workspace.", false);
+    let body =
+        format!(r#"{{"error": "upstream exploded", "detail": "{CANARY}", "token": "Bearer {CANARY}"}}"#);
+    let rejected = error(
+        "provider_request_rejected",
+        "provider_permanent",
+        "The data source rejected the request.",
+        false,
+    );
+    let not_found =
+        error("job_not_found", "not_found", "No job with that id exists in this workspace.", false);
     let timeout = error("tool_timeout", "dependency", "The tool call passed its deadline.", true);
     let cases: Vec<(Reply, Value, Value)> = vec![
         (Reply::Json(401, body.clone()), authorization_failed(), authorization_failed()),
@@ -325,7 +367,11 @@ fn http_statuses_map_as_the_contract_says_and_leak_nothing() {
         for path in ["/api/internal/insights", "/api/internal/proactive-feed", "/api/internal/job/job-1"] {
             server.route(path, reply.clone());
         }
-        for (tool, input) in [("get_engagement_insights", "{}"), ("get_operator_feed", "{}"), ("suggest_posting_windows", "{}")] {
+        for (tool, input) in [
+            ("get_engagement_insights", "{}"),
+            ("get_operator_feed", "{}"),
+            ("suggest_posting_windows", "{}"),
+        ] {
             let record = host.call_recorded(tool, input, &context()).unwrap();
             assert_eq!(record.envelope.to_value(), expected, "{tool} {reply:?}");
             receipts.extend(record.receipts);
@@ -339,7 +385,12 @@ fn http_statuses_map_as_the_contract_says_and_leak_nothing() {
     assert!(!receipts.contains("Bearer"), "a receipt holds the authorization header");
     let log_text: String = log.records().iter().map(|record| format!("{record}\n")).collect();
     assert!(!log_text.contains(CANARY), "a log line holds the canary");
-    assert!(server.requests().iter().all(|request| request.headers["authorization"] == format!("Bearer {CANARY}")));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|request| request.headers["authorization"] == format!("Bearer {CANARY}"))
+    );
 }
 
 #[test]

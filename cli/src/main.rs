@@ -33,9 +33,15 @@ fn main() -> ExitCode {
                 let _ = error.print();
                 return ExitCode::from(2);
             }
+            // clap's message runs until a blank line or the usage block.
             let rendered = error.render().to_string();
-            let first = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid usage");
-            eprintln!("harmonia: {} (see `harmonia --help`)", first.trim_start_matches("error: "));
+            let message: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|line| !line.is_empty() && !line.starts_with("Usage:"))
+                .collect();
+            let message = message.join(" ");
+            eprintln!("harmonia: {} (see `harmonia --help`)", message.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };
@@ -48,7 +54,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// The error and its causes on one line, skipping causes whose text the
+/// message already carries.
 fn one_line(error: &anyhow::Error) -> String {
-    let text = format!("{error:#}");
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
     text.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ")
 }

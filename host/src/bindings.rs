@@ -83,12 +83,16 @@ impl CallState {
         self.timed_out |= timed_out;
     }
 
-    fn workspace_read(&mut self, read: WorkspaceRead<'_>) -> Result<(String, Option<String>), workspace::ReadError> {
+    fn workspace_read(
+        &mut self,
+        read: WorkspaceRead<'_>,
+    ) -> Result<(String, Option<String>), workspace::ReadError> {
         let started = Instant::now();
         let (Some(source), Some(workspace_id)) =
             (self.binding.workspace_source.clone(), self.binding.workspace_id.clone())
         else {
-            let receipt = Receipt::new("workspace", format!("unbound:{}", read.name()), "unauthorized", started);
+            let receipt =
+                Receipt::new("workspace", format!("unbound:{}", read.name()), "unauthorized", started);
             self.record(receipt, false, false);
             return Err(workspace::ReadError::Unauthorized);
         };
@@ -121,7 +125,8 @@ impl public_web::Host for CallState {
             return Err(public_web::FetchError::Denied);
         };
         let answer = web.get(&url, self.deadline);
-        let timed_out = matches!(answer.result, Err(WebFailure::TimedOut)) || remaining(self.deadline).is_none();
+        let timed_out =
+            matches!(answer.result, Err(WebFailure::TimedOut)) || remaining(self.deadline).is_none();
         self.record(answer.receipt, answer.mock, timed_out);
         answer
             .result

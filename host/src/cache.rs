@@ -71,10 +71,13 @@ pub fn engine_key(engine: &Engine) -> String {
 /// `$XDG_CACHE_HOME/harmonia/components`, else
 /// `$HOME/.cache/harmonia/components`.
 pub fn default_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").filter(|dir| !dir.is_empty()).map(|home| PathBuf::from(home).join(".cache")))?;
+    let base = std::env::var_os("XDG_CACHE_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from).or_else(
+        || {
+            std::env::var_os("HOME")
+                .filter(|dir| !dir.is_empty())
+                .map(|home| PathBuf::from(home).join(".cache"))
+        },
+    )?;
     Some(base.join("harmonia").join("components"))
 }
 
@@ -118,7 +121,12 @@ impl ComponentCache {
 
     /// The component for `bytes` (whose SHA-256 is `sha256`): from a valid
     /// entry, or compiled and stored.
-    pub fn component(&self, engine: &Engine, bytes: &[u8], sha256: &str) -> wasmtime::Result<(Component, CacheOutcome)> {
+    pub fn component(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> wasmtime::Result<(Component, CacheOutcome)> {
         let path = self.entry(sha256);
         let mut outcome = CacheOutcome::Miss;
         if let Ok(stored) = std::fs::read(&path) {

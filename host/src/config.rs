@@ -278,12 +278,17 @@ impl HostConfig {
         }
         for origin in &self.public_web.allow {
             if crate::capability::url::Origin::parse_origin(origin).is_none() {
-                return invalid(format!("public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"));
+                return invalid(format!(
+                    "public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"
+                ));
             }
         }
         for (origin, base) in &self.public_web.routes {
             let allowed = crate::capability::url::Origin::parse_origin(origin).is_some_and(|origin| {
-                self.public_web.allow.iter().any(|entry| crate::capability::url::Origin::parse_origin(entry) == Some(origin.clone()))
+                self.public_web
+                    .allow
+                    .iter()
+                    .any(|entry| crate::capability::url::Origin::parse_origin(entry) == Some(origin.clone()))
             });
             if !allowed {
                 return invalid(format!("public_web.routes key `{origin}` is not in public_web.allow"));
@@ -294,13 +299,19 @@ impl HostConfig {
         }
         for (name, pin) in &self.plugins.pins {
             if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
-                return invalid(format!("plugins.pins value for `{name}` is not a lowercase SHA-256 hex digest"));
+                return invalid(format!(
+                    "plugins.pins value for `{name}` is not a lowercase SHA-256 hex digest"
+                ));
             }
         }
         if self.workspace.source == WorkspaceSourceKind::Http {
             match self.workspace.base_url.as_deref().map(crate::capability::url::parse_http_url) {
                 Some(Some(_)) => {}
-                _ => return invalid("workspace.base_url must be an http(s) URL when source = \"http\"".into()),
+                _ => {
+                    return invalid(
+                        "workspace.base_url must be an http(s) URL when source = \"http\"".into(),
+                    );
+                }
             }
         }
         Ok(())

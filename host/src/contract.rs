@@ -141,13 +141,15 @@ impl ExecutionFailure {
 
 /// True when `code` matches `^[a-z0-9_]{1,80}$`.
 pub fn is_valid_code(code: &str) -> bool {
-    (1..=80).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    (1..=80).contains(&code.len())
+        && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// True when `name` matches `^[a-z]+(_[a-z]+)+$`.
 pub fn is_valid_tool_name(name: &str) -> bool {
     let parts: Vec<&str> = name.split('_').collect();
-    parts.len() >= 2 && parts.iter().all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase()))
+    parts.len() >= 2
+        && parts.iter().all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase()))
 }
 
 #[cfg(test)]

@@ -133,7 +133,9 @@ impl Descriptor {
             return Err(DescriptorError::InputSchema);
         }
         for (index, spec) in self.errors.iter().enumerate() {
-            if !is_valid_code(&spec.code) || self.errors[..index].iter().any(|earlier| earlier.code == spec.code) {
+            if !is_valid_code(&spec.code)
+                || self.errors[..index].iter().any(|earlier| earlier.code == spec.code)
+            {
                 return Err(DescriptorError::ErrorCode(spec.code.clone()));
             }
             if let Some(stable) = stable_code(&spec.code)
@@ -148,10 +150,11 @@ impl Descriptor {
         if !DEADLINE_RANGE_MS.contains(&self.deadline_ms) {
             return Err(DescriptorError::Deadline(self.deadline_ms));
         }
-        let skills_ok = !self.skills.is_empty()
-            && self.skills.iter().enumerate().all(|(index, skill)| {
-                is_valid_skill_name(skill) && !self.skills[..index].contains(skill)
-            });
+        let skills_ok =
+            !self.skills.is_empty()
+                && self.skills.iter().enumerate().all(|(index, skill)| {
+                    is_valid_skill_name(skill) && !self.skills[..index].contains(skill)
+                });
         if !skills_ok {
             return Err(DescriptorError::Skills);
         }
@@ -210,10 +213,7 @@ mod tests {
             |d| d.errors.retain(|s| s.code != "tool_timeout"),
             DescriptorError::MissingRuntimeCode("tool_timeout"),
         );
-        check(
-            |d| d.errors[0].retryable = true,
-            DescriptorError::ErrorSpec("invalid_input".into()),
-        );
+        check(|d| d.errors[0].retryable = true, DescriptorError::ErrorSpec("invalid_input".into()));
         check(|d| d.deadline_ms = 999, DescriptorError::Deadline(999));
         check(|d| d.deadline_ms = 120_001, DescriptorError::Deadline(120_001));
         check(|d| d.skills.clear(), DescriptorError::Skills);

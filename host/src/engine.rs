@@ -12,8 +12,8 @@
 
 use crate::bindings::CallState;
 use crate::cache::ComponentCache;
-use std::path::Path;
 use crate::config::LimitsConfig;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -145,11 +145,18 @@ pub struct Runtime {
 
 impl Runtime {
     /// Build the engine and linker for these limits.
-    pub fn new(limits: &LimitsConfig, inert_filesystem_and_sockets: bool, cache_dir: Option<&Path>) -> wasmtime::Result<Self> {
+    pub fn new(
+        limits: &LimitsConfig,
+        inert_filesystem_and_sockets: bool,
+        cache_dir: Option<&Path>,
+    ) -> wasmtime::Result<Self> {
         let engine = Engine::new(&engine_config(limits))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
-        crate::bindings::ToolHost::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
+        crate::bindings::ToolHost::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state| state,
+        )?;
         let ticker = EpochTicker::start(&engine)?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {

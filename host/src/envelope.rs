@@ -252,7 +252,9 @@ impl Envelope {
         match (self.status, &self.data, &self.error) {
             (Status::Success, Some(_), None) => {}
             (Status::Success, None, _) => return Err(EnvelopeError::ImpossibleState("success without data")),
-            (Status::Success, _, Some(_)) => return Err(EnvelopeError::ImpossibleState("success with an error")),
+            (Status::Success, _, Some(_)) => {
+                return Err(EnvelopeError::ImpossibleState("success with an error"));
+            }
             (Status::Error, None, Some(_)) => {}
             (Status::Error, Some(_), _) => return Err(EnvelopeError::ImpossibleState("error with data")),
             (Status::Error, _, None) => return Err(EnvelopeError::ImpossibleState("error without an error")),
@@ -282,7 +284,11 @@ impl Envelope {
             if !char_len_in(&item.source, 1, MAX_SOURCE_CHARS) {
                 return Err(invalid(at("source"), "must be 1 to 120 characters"));
             }
-            if item.reference.as_deref().is_some_and(|reference| !char_len_in(reference, 0, MAX_REFERENCE_CHARS)) {
+            if item
+                .reference
+                .as_deref()
+                .is_some_and(|reference| !char_len_in(reference, 0, MAX_REFERENCE_CHARS))
+            {
                 return Err(invalid(at("reference"), "must be at most 2,000 characters"));
             }
             if item.evidence_id != evidence_id(&item.source, item.provenance, item.reference.as_deref()) {
@@ -485,7 +491,11 @@ mod tests {
         data.insert("blob".into(), json!("x".repeat(MAX_DATA_BYTES)));
         assert!(Envelope::success(data, Vec::new()).validate().is_err());
         let long = "s".repeat(MAX_SOURCE_CHARS + 1);
-        assert!(Envelope::success(Map::new(), vec![EvidenceItem::new(&long, Provenance::Live, None)]).validate().is_err());
+        assert!(
+            Envelope::success(Map::new(), vec![EvidenceItem::new(&long, Provenance::Live, None)])
+                .validate()
+                .is_err()
+        );
         let long = "r".repeat(MAX_REFERENCE_CHARS + 1);
         let item = EvidenceItem::new("s", Provenance::Live, Some(&long));
         assert!(Envelope::success(Map::new(), vec![item]).validate().is_err());

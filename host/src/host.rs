@@ -1,10 +1,10 @@
 //! [`Host`]: the public entry point. Built once from a config, shared by
 //! any number of threads, one sandboxed call per [`Host::call`].
 
+use crate::bindings::CallBinding;
 use crate::capability::Receipt;
 use crate::capability::public_web::PublicWeb;
 use crate::capability::workspace::{self, WorkspaceSource};
-use crate::bindings::CallBinding;
 use crate::config::{ConfigError, HostConfig};
 use crate::contract;
 use crate::descriptor::Descriptor;
@@ -140,9 +140,14 @@ impl HostBuilder {
         let config = self.config;
         config.check()?;
         let logger = Logger::new(self.log);
-        let cache_dir = config.cache.enabled.then(|| config.cache.dir.clone().or_else(crate::cache::default_dir)).flatten();
-        let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, cache_dir.as_deref())
-            .map_err(|error| HostError::Engine(error.to_string()))?;
+        let cache_dir = config
+            .cache
+            .enabled
+            .then(|| config.cache.dir.clone().or_else(crate::cache::default_dir))
+            .flatten();
+        let runtime =
+            Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, cache_dir.as_deref())
+                .map_err(|error| HostError::Engine(error.to_string()))?;
         if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
@@ -277,7 +282,12 @@ impl Host {
     }
 
     /// Call `tool` and keep the receipts and timing.
-    pub fn call_recorded(&self, tool: &str, input: &str, context: &CallContext) -> Result<CallRecord, CallError> {
+    pub fn call_recorded(
+        &self,
+        tool: &str,
+        input: &str,
+        context: &CallContext,
+    ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
         let plugin = self.plugin(tool).ok_or_else(|| CallError::UnknownTool(tool.to_owned()))?;
         let deadline = self.deadline(tool).unwrap_or_default();
@@ -286,7 +296,15 @@ impl Host {
         } else {
             let binding = self.binding(plugin.info.world, context);
             let inner = &self.inner;
-            Some(sandbox::invoke(&inner.runtime, &plugin.pre, &plugin.info.descriptor, deadline, inner.limits, binding, input))
+            Some(sandbox::invoke(
+                &inner.runtime,
+                &plugin.pre,
+                &plugin.info.descriptor,
+                deadline,
+                inner.limits,
+                binding,
+                input,
+            ))
         };
         let duration = started.elapsed();
         let Some(run) = run else {
@@ -313,7 +331,14 @@ impl Host {
         }
     }
 
-    fn log_call(&self, tool: &str, envelope: &Envelope, duration: Duration, context: &CallContext, receipts: usize) {
+    fn log_call(
+        &self,
+        tool: &str,
+        envelope: &Envelope,
+        duration: Duration,
+        context: &CallContext,
+        receipts: usize,
+    ) {
         let mut fields = vec![
             ("tool", tool.to_owned()),
             ("status", if envelope.is_success() { "success".into() } else { "error".into() }),

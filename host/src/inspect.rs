@@ -36,7 +36,10 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
     let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, None)
         .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
     let component = Component::from_binary(&runtime.engine, bytes).map_err(|error| {
-        format!("{origin}: not a valid WebAssembly component: {}", error.to_string().lines().next().unwrap_or(""))
+        format!(
+            "{origin}: not a valid WebAssembly component: {}",
+            error.to_string().lines().next().unwrap_or("")
+        )
     })?;
     let (imports, exports) = plugin::interface_names(&runtime, &component);
     let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
@@ -44,7 +47,10 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
         .classify(imports.iter().map(String::as_str))
         .map(|world| world.as_str().to_owned())
         .map_err(|error| error.to_string());
-    let limits = CallLimits { memory_bytes: config.limits.memory_mib as usize * 1024 * 1024, fuel: config.limits.fuel };
+    let limits = CallLimits {
+        memory_bytes: config.limits.memory_mib as usize * 1024 * 1024,
+        fuel: config.limits.fuel,
+    };
     let descriptor = match &world {
         Ok(_) => plugin::load(&runtime, policy, limits, bytes, origin, None)
             .map(|plugin| plugin.info.descriptor)

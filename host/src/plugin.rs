@@ -152,8 +152,10 @@ pub fn interface_names(runtime: &Runtime, component: &Component) -> (Vec<String>
 
 /// Read a component file.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path)
-        .map_err(|error| LoadError::Read { origin: PluginOrigin::File(path.to_owned()), message: error.to_string() })
+    std::fs::read(path).map_err(|error| LoadError::Read {
+        origin: PluginOrigin::File(path.to_owned()),
+        message: error.to_string(),
+    })
 }
 
 /// Load one plugin from its bytes.
@@ -173,10 +175,11 @@ pub fn load(
     }
     let compiled = match &runtime.cache {
         Some(cache) => cache.component(&runtime.engine, bytes, &sha256),
-        None => Component::from_binary(&runtime.engine, bytes).map(|component| (component, CacheOutcome::Bypassed)),
+        None => Component::from_binary(&runtime.engine, bytes)
+            .map(|component| (component, CacheOutcome::Bypassed)),
     };
-    let (component, cache) =
-        compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
+    let (component, cache) = compiled
+        .map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
     let (imports, exports) = interface_names(runtime, &component);
     let world = policy
         .classify(imports.iter().map(String::as_str))
@@ -184,15 +187,14 @@ pub fn load(
     if !exports.iter().any(|export| unversioned(export) == TOOL_INTERFACE) {
         return Err(LoadError::Link { origin, message: format!("no `{TOOL_INTERFACE}` export") });
     }
-    let link_error = |error: wasmtime::Error| LoadError::Link { origin: origin.clone(), message: first_line(&error) };
+    let link_error =
+        |error: wasmtime::Error| LoadError::Link { origin: origin.clone(), message: first_line(&error) };
     let pre = runtime.linker.instantiate_pre(&component).map_err(link_error)?;
     let pre = ToolHostPre::new(pre).map_err(link_error)?;
     let raw = sandbox::describe(runtime, &pre, limits)
         .map_err(|message| LoadError::Describe { origin: origin.clone(), message })?;
-    let descriptor = sandbox::descriptor_from_wit(raw).map_err(|_| LoadError::Descriptor {
-        origin: origin.clone(),
-        error: DescriptorError::InputSchema,
-    })?;
+    let descriptor = sandbox::descriptor_from_wit(raw)
+        .map_err(|_| LoadError::Descriptor { origin: origin.clone(), error: DescriptorError::InputSchema })?;
     descriptor.validate().map_err(|error| LoadError::Descriptor { origin: origin.clone(), error })?;
     if !world.admits(descriptor.scope) {
         let error = DescriptorError::Scope { declared: descriptor.scope.as_str(), world: world.as_str() };

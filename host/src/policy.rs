@@ -81,7 +81,9 @@ impl World {
     pub fn admits(self, scope: Scope) -> bool {
         matches!(
             (self, scope),
-            (Self::NoCapability, _) | (Self::PublicTool, Scope::Public) | (Self::WorkspaceTool, Scope::Workspace)
+            (Self::NoCapability, _)
+                | (Self::PublicTool, Scope::Public)
+                | (Self::WorkspaceTool, Scope::Workspace)
         )
     }
 }
@@ -135,7 +137,9 @@ impl ImportPolicy {
                         });
                     }
                 }
-                _ if name.starts_with("wasi:http/") => return refuse("tools get no outgoing HTTP; use public-web"),
+                _ if name.starts_with("wasi:http/") => {
+                    return refuse("tools get no outgoing HTTP; use public-web");
+                }
                 _ => return refuse("unknown interface"),
             }
         }
@@ -189,7 +193,12 @@ mod tests {
         for name in INERT_INTERFACES {
             assert_eq!(classify(policy, &[name]), Ok(World::NoCapability), "{name}");
         }
-        for refused in ["wasi:http/outgoing-handler@0.2.0", "wasi:http/types@0.2.0", "acme:db/query@1.0.0", "wasi:keyvalue/store"] {
+        for refused in [
+            "wasi:http/outgoing-handler@0.2.0",
+            "wasi:http/types@0.2.0",
+            "acme:db/query@1.0.0",
+            "wasi:keyvalue/store",
+        ] {
             let error = classify(policy, &[refused]).unwrap_err();
             assert!(error.to_string().contains(refused), "{error}");
         }

@@ -20,11 +20,11 @@
 
 use crate::bindings::harmonia::tools::types;
 use crate::bindings::{CallBinding, CallState, ToolHostPre};
+use crate::capability::Receipt;
 use crate::contract::{self, Category, ExecutionFailure, StableCode, stable_code};
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, MAX_DATA_BYTES, MAX_EVIDENCE, Provenance};
-use crate::capability::Receipt;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -74,11 +74,20 @@ pub struct CallRun {
     pub trap: Option<String>,
 }
 
-fn new_store(runtime: &Runtime, limits: CallLimits, deadline: Instant, binding: CallBinding) -> Store<CallState> {
+fn new_store(
+    runtime: &Runtime,
+    limits: CallLimits,
+    deadline: Instant,
+    binding: CallBinding,
+) -> Store<CallState> {
     let mut store = Store::new(&runtime.engine, CallState::new(limits.memory_bytes, deadline, binding));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_callback(|context| {
-        Ok(if Instant::now() >= context.data().deadline { UpdateDeadline::Interrupt } else { UpdateDeadline::Continue(1) })
+        Ok(if Instant::now() >= context.data().deadline {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Continue(1)
+        })
     });
     store.set_epoch_deadline(1);
     if let Some(fuel) = limits.fuel {
@@ -142,7 +151,9 @@ pub fn invoke(
         Err(error) => {
             trap = Some(format!("instantiation: {error:?}"));
             match classify(&error, store.data()) {
-                Outcome::Failed(ExecutionFailure::Trapped) => Outcome::Failed(ExecutionFailure::Instantiation),
+                Outcome::Failed(ExecutionFailure::Trapped) => {
+                    Outcome::Failed(ExecutionFailure::Instantiation)
+                }
                 other => other,
             }
         }
@@ -264,4 +275,3 @@ pub fn descriptor_from_wit(descriptor: types::Descriptor) -> Result<Descriptor, 
         skills: descriptor.skills,
     })
 }
-

@@ -7,7 +7,6 @@
 //! an error to the guest. Captured text goes to the host's log, never into
 //! an envelope. Clocks and random numbers are the host's.
 
-use wasmtime_wasi_io::bytes::Bytes;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -20,6 +19,7 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiView};
+use wasmtime_wasi_io::bytes::Bytes;
 
 /// Bytes of stdout and of stderr kept per call.
 pub const CAPTURE_CAP: usize = 16 * 1024;

@@ -136,7 +136,9 @@ fn serve(stream: TcpStream, state: &Mutex<State>, stop: &AtomicBool) {
 
 fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
     let head = |status: u16, length: usize, extra: &str| {
-        format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {length}\r\nconnection: close\r\n{extra}\r\n")
+        format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {length}\r\nconnection: close\r\n{extra}\r\n"
+        )
     };
     match reply {
         Reply::Json(status, body) => {

@@ -17,7 +17,9 @@ pub fn run(
 ) -> Result<ExitCode> {
     let input = if input == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|error| UsageError(format!("cannot read stdin: {error}")))?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|error| UsageError(format!("cannot read stdin: {error}")))?;
         text
     } else {
         input.to_owned()

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 
 pub fn run(path: &Path, config: Option<&Path>, json: bool) -> Result<ExitCode> {
     let config = load_config(config)?;
-    let bytes = std::fs::read(path).map_err(|error| UsageError(format!("cannot read {}: {error}", path.display())))?;
+    let bytes = std::fs::read(path)
+        .map_err(|error| UsageError(format!("cannot read {}: {error}", path.display())))?;
     let report = inspect(&config, &bytes, PluginOrigin::File(path.to_owned())).map_err(anyhow::Error::msg)?;
     if json {
         let value = serde_json::json!({

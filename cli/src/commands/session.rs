@@ -32,7 +32,10 @@ fn bad_request(message: &str) -> Value {
 }
 
 fn string_field<'a>(request: &'a Value, name: &str) -> Result<&'a str, Value> {
-    request.get(name).and_then(Value::as_str).ok_or_else(|| bad_request(&format!("`{name}` must be a string")))
+    request
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad_request(&format!("`{name}` must be a string")))
 }
 
 fn only_keys(request: &Value, allowed: &[&str]) -> Result<(), Value> {
@@ -55,7 +58,9 @@ fn handle(session: &mut Session, liaison: &Liaison, line: &str) -> Value {
                 let skill = session
                     .activate(string_field(&request, "skill")?)
                     .map_err(|error| json!({"ok": false, "error": {"code": "activation_refused", "message": error.to_string()}}))?;
-                Ok(json!({"ok": true, "skill": skill.name, "sha256": skill.sha256, "allowedTools": skill.allowed_tools}))
+                Ok(
+                    json!({"ok": true, "skill": skill.name, "sha256": skill.sha256, "allowedTools": skill.allowed_tools}),
+                )
             }
             "call" => {
                 only_keys(&request, &["op", "tool", "args"])?;
@@ -82,8 +87,10 @@ fn handle(session: &mut Session, liaison: &Liaison, line: &str) -> Value {
                 let skills: Vec<Value> = liaison
                     .skills()
                     .iter()
-                    .map(|skill| json!({"name": skill.name, "description": skill.description,
-                        "allowedTools": skill.allowed_tools, "sha256": skill.sha256}))
+                    .map(|skill| {
+                        json!({"name": skill.name, "description": skill.description,
+                        "allowedTools": skill.allowed_tools, "sha256": skill.sha256})
+                    })
                     .collect();
                 Ok(json!({"skills": skills}))
             }

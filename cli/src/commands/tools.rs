@@ -14,14 +14,26 @@ pub fn run(host_args: &HostArgs, json: bool) -> Result<ExitCode> {
     }
     for info in host.tools() {
         let descriptor = &info.descriptor;
-        println!("{} {} ({} scope, deadline {} s)", descriptor.name, descriptor.version, descriptor.scope.as_str(),
-            f64::from(descriptor.deadline_ms) / 1000.0);
+        println!(
+            "{} {} ({} scope, deadline {} s)",
+            descriptor.name,
+            descriptor.version,
+            descriptor.scope.as_str(),
+            f64::from(descriptor.deadline_ms) / 1000.0
+        );
         println!("  purpose: {}", descriptor.purpose);
         println!("  skills:  {}", descriptor.skills.join(", "));
         let codes: Vec<String> = descriptor
             .errors
             .iter()
-            .map(|spec| format!("{} ({}{})", spec.code, spec.category, if spec.retryable { ", retryable" } else { "" }))
+            .map(|spec| {
+                format!(
+                    "{} ({}{})",
+                    spec.code,
+                    spec.category,
+                    if spec.retryable { ", retryable" } else { "" }
+                )
+            })
             .collect();
         println!("  errors:  {}", codes.join(", "));
         println!("  input:   {}", descriptor.input_schema);

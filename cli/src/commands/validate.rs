@@ -15,9 +15,16 @@ fn read_json(path: &Path, what: &str) -> Result<Value> {
         .map_err(|error| UsageError(format!("{what} {} is not JSON: {error}", path.display())).into())
 }
 
-pub fn run(trace: &Path, answer: &Path, submission: bool, json: bool, skills: Option<&Path>) -> Result<ExitCode> {
+pub fn run(
+    trace: &Path,
+    answer: &Path,
+    submission: bool,
+    json: bool,
+    skills: Option<&Path>,
+) -> Result<ExitCode> {
     let trace_value = read_json(trace, "trace")?;
-    let trace = Trace::parse(&trace_value).map_err(|error| UsageError(format!("{}: {error}", trace.display())))?;
+    let trace =
+        Trace::parse(&trace_value).map_err(|error| UsageError(format!("{}: {error}", trace.display())))?;
     let answer = read_json(answer, "answer")?;
     let skills = load_skills(skills)?;
     let mode = if submission { Mode::Submission } else { Mode::Review };

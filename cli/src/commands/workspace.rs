@@ -16,7 +16,8 @@ pub fn run(command: WorkspaceCommand) -> Result<ExitCode> {
             let document = WorkspaceDocument::parse(&text)
                 .map_err(|error| UsageError(format!("{} refused: {error}", file.display())))?;
             let db = db.unwrap_or(config.workspace.path);
-            let summary = sqlite::import(&db, &document).with_context(|| format!("cannot import into {}", db.display()))?;
+            let summary = sqlite::import(&db, &document)
+                .with_context(|| format!("cannot import into {}", db.display()))?;
             println!(
                 "imported workspace {} into {}: {} posts ({} measured), {} jobs",
                 summary.workspace_id,

@@ -15,7 +15,12 @@ pub fn id_for(envelope: &Envelope, reference: &str) -> String {
 
 /// The dataset-level id (the first item without a reference).
 pub fn dataset_id(envelope: &Envelope) -> String {
-    envelope.evidence.iter().find(|item| item.reference.is_none()).map(|item| item.evidence_id.clone()).unwrap_or_default()
+    envelope
+        .evidence
+        .iter()
+        .find(|item| item.reference.is_none())
+        .map(|item| item.evidence_id.clone())
+        .unwrap_or_default()
 }
 
 /// A claim.

@@ -30,10 +30,23 @@ impl WorkspaceSource for FlakySource {
         self.inner.kind()
     }
 
-    fn read(&self, workspace: &str, read: WorkspaceRead<'_>, deadline: Instant) -> (Result<SourceDocument, ReadFailure>, Receipt) {
-        let failing = self.fail_next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1)).is_ok();
+    fn read(
+        &self,
+        workspace: &str,
+        read: WorkspaceRead<'_>,
+        deadline: Instant,
+    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+        let failing = self
+            .fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
+            .is_ok();
         if failing {
-            let receipt = Receipt::new("workspace", format!("{}:{} (injected outage)", self.kind(), read.name()), "unavailable", Instant::now());
+            let receipt = Receipt::new(
+                "workspace",
+                format!("{}:{} (injected outage)", self.kind(), read.name()),
+                "unavailable",
+                Instant::now(),
+            );
             return (Err(ReadFailure::Unavailable), receipt);
         }
         self.inner.read(workspace, read, deadline)

@@ -15,8 +15,8 @@ use anyhow::{Context, Result, bail};
 use flaky::FlakySource;
 use harmonia_host::Host;
 use harmonia_host::capability::workspace::document::WorkspaceDocument;
-use harmonia_host::capability::workspace::sqlite::{self, SqliteSource};
 use harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON;
+use harmonia_host::capability::workspace::sqlite::{self, SqliteSource};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::skills::SkillSet;
@@ -52,7 +52,10 @@ fn stage(scratch: &Path) -> Result<Stage> {
         .workspace_source(flaky.clone())
         .build()
         .context("cannot start the host")?;
-    println!("Loaded {} sandboxed tools; public signals come from built-in fixtures (provenance mock).", host.tools().count());
+    println!(
+        "Loaded {} sandboxed tools; public signals come from built-in fixtures (provenance mock).",
+        host.tools().count()
+    );
     let liaison = Liaison::new(host, SkillSet::builtin())?;
     Ok(Stage { liaison, flaky })
 }
@@ -71,7 +74,8 @@ fn export(dir: &Path, scenario: &Scenario) -> Result<()> {
     std::fs::write(case.join("trace.json"), pretty(&scenario.trace.to_value())?)?;
     std::fs::write(case.join("answer.json"), pretty(&scenario.answer)?)?;
     let mode = if scenario.mode == Mode::Submission { "submission" } else { "review" };
-    let expected = json!({"title": scenario.title, "mode": mode, "rule": scenario.expected.map(|rule| rule.as_str())});
+    let expected =
+        json!({"title": scenario.title, "mode": mode, "rule": scenario.expected.map(|rule| rule.as_str())});
     std::fs::write(case.join("expected.json"), pretty(&expected)?)?;
     Ok(())
 }
@@ -85,7 +89,11 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
     let mut surprises = Vec::new();
     let mut section = "";
     for scenario in &scenarios {
-        let heading = if scenario.expected.is_some() { "Rejected answers: one per validator rule" } else { "Grounded sessions" };
+        let heading = if scenario.expected.is_some() {
+            "Rejected answers: one per validator rule"
+        } else {
+            "Grounded sessions"
+        };
         if heading != section {
             section = heading;
             println!("\n## {heading}\n");
@@ -95,8 +103,15 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         if scenario.expected.is_none() {
             for entry in &scenario.trace.entries {
                 match (entry.skill.as_deref(), entry.name.as_deref()) {
-                    (Some(skill), _) => println!("  activate {skill} (sha256 {})", &entry.sha256.as_deref().unwrap_or("")[..16]),
-                    (_, Some(tool)) => println!("  call {tool} {} (attempt {})", entry.args.clone().unwrap_or_default(), entry.attempt.unwrap_or(0)),
+                    (Some(skill), _) => println!(
+                        "  activate {skill} (sha256 {})",
+                        &entry.sha256.as_deref().unwrap_or("")[..16]
+                    ),
+                    (_, Some(tool)) => println!(
+                        "  call {tool} {} (attempt {})",
+                        entry.args.clone().unwrap_or_default(),
+                        entry.attempt.unwrap_or(0)
+                    ),
                     _ => {}
                 }
             }
@@ -111,11 +126,16 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         }
         match (&verdict.rule, verdict.accepted) {
             (_, true) => println!("  verdict: ACCEPTED\n"),
-            (Some(rule), false) => println!("  verdict: REJECTED {}: {}\n", rule.as_str(), verdict.reason.as_deref().unwrap_or("")),
+            (Some(rule), false) => println!(
+                "  verdict: REJECTED {}: {}\n",
+                rule.as_str(),
+                verdict.reason.as_deref().unwrap_or("")
+            ),
             (None, false) => println!("  verdict: REJECTED\n"),
         }
         if verdict.rule != scenario.expected {
-            surprises.push(format!("{}: expected {:?}, got {:?}", scenario.slug, scenario.expected, verdict.rule));
+            surprises
+                .push(format!("{}: expected {:?}, got {:?}", scenario.slug, scenario.expected, verdict.rule));
         }
         if let Some(dir) = export_dir {
             export(dir, scenario).with_context(|| format!("cannot export {}", scenario.slug))?;

@@ -59,7 +59,12 @@ pub fn signal(hit: &Value) -> Option<Signal> {
     if url.chars().count() > MAX_URL_CHARS {
         return None;
     }
-    Some(Signal { title: title.to_owned(), url, points: count(&hit["points"]), comments: count(&hit["num_comments"]) })
+    Some(Signal {
+        title: title.to_owned(),
+        url,
+        points: count(&hit["points"]),
+        comments: count(&hit["num_comments"]),
+    })
 }
 
 /// Signals from a search response body, at most `limit`.
@@ -109,15 +114,24 @@ mod tests {
     #[test]
     fn maps_hits_as_the_contract_says() {
         assert_eq!(
-            signal(&json!({"title": "T", "url": "https://a.example/x", "points": 5, "num_comments": 2, "objectID": "1"})),
+            signal(
+                &json!({"title": "T", "url": "https://a.example/x", "points": 5, "num_comments": 2, "objectID": "1"})
+            ),
             Some(Signal { title: "T".into(), url: "https://a.example/x".into(), points: 5, comments: 2 })
         );
         assert_eq!(
             signal(&json!({"story_title": "S", "objectID": "42"})),
-            Some(Signal { title: "S".into(), url: "https://news.ycombinator.com/item?id=42".into(), points: 0, comments: 0 })
+            Some(Signal {
+                title: "S".into(),
+                url: "https://news.ycombinator.com/item?id=42".into(),
+                points: 0,
+                comments: 0
+            })
         );
-        assert_eq!(signal(&json!({"title": "T", "url": "", "objectID": 7, "points": null})).unwrap().url,
-            "https://news.ycombinator.com/item?id=7");
+        assert_eq!(
+            signal(&json!({"title": "T", "url": "", "objectID": 7, "points": null})).unwrap().url,
+            "https://news.ycombinator.com/item?id=7"
+        );
         assert_eq!(signal(&json!({"url": "https://a.example", "objectID": "1"})), None);
         assert_eq!(signal(&json!({"title": "  ", "story_title": null, "objectID": "1"})), None);
         assert_eq!(signal(&json!({"title": "T"})), None);
@@ -139,7 +153,10 @@ mod tests {
         ] {
             assert_eq!(search(&web, SEARCH_URL, 5), Err(ToolError::dependency_unavailable()));
         }
-        assert_eq!(search(&FakeWeb::failing(FetchError::TimedOut), SEARCH_URL, 5), Err(ToolError::tool_timeout()));
+        assert_eq!(
+            search(&FakeWeb::failing(FetchError::TimedOut), SEARCH_URL, 5),
+            Err(ToolError::tool_timeout())
+        );
     }
 
     #[test]

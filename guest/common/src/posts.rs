@@ -92,9 +92,17 @@ mod tests {
 
     #[test]
     fn malformed_documents_are_refused() {
-        for text in ["", "[]", "{}", r#"{"posts": {}}"#, r#"{"posts": [1]}"#, r#"{"posts": [{"likes": 1}]}"#,
-            r#"{"posts": [{"postId": "a", "likes": -1}]}"#, r#"{"posts": [{"postId": "a", "likes": "1"}]}"#,
-            r#"{"posts": [], "takeaways": 3}"#] {
+        for text in [
+            "",
+            "[]",
+            "{}",
+            r#"{"posts": {}}"#,
+            r#"{"posts": [1]}"#,
+            r#"{"posts": [{"likes": 1}]}"#,
+            r#"{"posts": [{"postId": "a", "likes": -1}]}"#,
+            r#"{"posts": [{"postId": "a", "likes": "1"}]}"#,
+            r#"{"posts": [], "takeaways": 3}"#,
+        ] {
             assert_eq!(parse_engagement(text), None, "{text}");
         }
     }

@@ -68,7 +68,9 @@ mod tests {
 
     #[test]
     fn asks_for_the_front_page_with_the_clamped_limit() {
-        for (input, limit) in [("{}", 6), (r#"{"limit": 0}"#, 1), (r#"{"limit": 50}"#, 10), (r#"{"limit": 3}"#, 3)] {
+        for (input, limit) in
+            [("{}", 6), (r#"{"limit": 0}"#, 1), (r#"{"limit": 50}"#, 10), (r#"{"limit": 3}"#, 3)]
+        {
             let web = FakeWeb::json(BODY);
             run(&web, input).unwrap();
             assert_eq!(
@@ -88,12 +90,16 @@ mod tests {
                 {"title": "Three", "url": "https://news.ycombinator.com/item?id=3", "points": 0, "comments": 0}],
                 "count": 2})
         );
-        let references: Vec<_> = output.evidence.iter().map(|e| (e.source.as_str(), e.reference.as_deref())).collect();
-        assert_eq!(references, [
-            ("hacker_news_algolia", None),
-            ("hacker_news_story", Some("https://a.example/1")),
-            ("hacker_news_story", Some("https://news.ycombinator.com/item?id=3")),
-        ]);
+        let references: Vec<_> =
+            output.evidence.iter().map(|e| (e.source.as_str(), e.reference.as_deref())).collect();
+        assert_eq!(
+            references,
+            [
+                ("hacker_news_algolia", None),
+                ("hacker_news_story", Some("https://a.example/1")),
+                ("hacker_news_story", Some("https://news.ycombinator.com/item?id=3")),
+            ]
+        );
     }
 
     #[test]

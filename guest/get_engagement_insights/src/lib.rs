@@ -39,7 +39,12 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
         .map(|post| json!({"postId": post.post_id, "text": post.text, "likes": post.likes, "publishedAt": post.published_at}))
         .collect();
     let evidence = std::iter::once(Evidence::dataset("harmonia_engagement"))
-        .chain(engagement.posts.iter().map(|post| Evidence::record("harmonia_measured_post", post.post_id.clone())))
+        .chain(
+            engagement
+                .posts
+                .iter()
+                .map(|post| Evidence::record("harmonia_measured_post", post.post_id.clone())),
+        )
         .collect();
     Ok(Output::new(json!({"topPosts": top_posts, "takeaways": engagement.takeaways}), evidence))
 }
@@ -78,12 +83,21 @@ mod tests {
         let mut posts: Vec<_> = (0..12)
             .map(|i| json!({"postId": format!("p{i}"), "text": "t", "likes": 100 - i, "publishedAt": "2026-11-01T00:00:00Z"}))
             .collect();
-        posts.push(json!({"postId": "tie-old", "text": "t", "likes": 100, "publishedAt": "2026-10-01T00:00:00Z"}));
-        posts.push(json!({"postId": "tie-new", "text": "t", "likes": 100, "publishedAt": "2026-12-01T00:00:00Z"}));
+        posts.push(
+            json!({"postId": "tie-old", "text": "t", "likes": 100, "publishedAt": "2026-10-01T00:00:00Z"}),
+        );
+        posts.push(
+            json!({"postId": "tie-new", "text": "t", "likes": 100, "publishedAt": "2026-12-01T00:00:00Z"}),
+        );
         posts.push(json!({"postId": "unmeasured", "text": "t", "likes": null}));
         let document = json!({"posts": posts, "takeaways": {"pattern": "x"}}).to_string();
         let output = run(&workspace(&document), "{}").unwrap();
-        let ids: Vec<&str> = output.data["topPosts"].as_array().unwrap().iter().map(|p| p["postId"].as_str().unwrap()).collect();
+        let ids: Vec<&str> = output.data["topPosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["postId"].as_str().unwrap())
+            .collect();
         assert_eq!(ids, ["tie-new", "p0", "tie-old", "p1", "p2", "p3", "p4", "p5", "p6", "p7"]);
         assert_eq!(output.data["takeaways"], json!({"pattern": "x"}));
         assert_eq!(output.evidence.len(), 11);

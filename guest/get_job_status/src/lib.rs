@@ -36,7 +36,12 @@ pub fn descriptor() -> Descriptor {
             "required": ["job_id"],
             "additionalProperties": false
         }),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT, INVALID_JOB_ID, JOB_NOT_FOUND, AUTHORIZATION_FAILED]),
+        errors: Descriptor::errors_with_runtime(&[
+            INVALID_INPUT,
+            INVALID_JOB_ID,
+            JOB_NOT_FOUND,
+            AUTHORIZATION_FAILED,
+        ]),
         scope: Scope::Workspace,
         deadline_ms: 30_000,
         skills: vec!["job-status"],
@@ -125,7 +130,10 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     })?;
     let job: Value = serde_json::from_str(&document).map_err(|_| ToolError::dependency_unavailable())?;
     let job = job.as_object().ok_or_else(ToolError::dependency_unavailable)?;
-    Ok(Output::new(json!({"found": true, "job": summary(job)}), vec![Evidence::record("harmonia_job", job_id)]))
+    Ok(Output::new(
+        json!({"found": true, "job": summary(job)}),
+        vec![Evidence::record("harmonia_job", job_id)],
+    ))
 }
 
 #[cfg(target_arch = "wasm32")]

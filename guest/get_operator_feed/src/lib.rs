@@ -32,7 +32,9 @@ pub fn descriptor() -> Descriptor {
 pub fn freshness_state(read: &FeedRead) -> &'static str {
     let updated = read.updated_at.as_deref().and_then(parse_rfc3339);
     match (updated, parse_rfc3339(&read.read_at)) {
-        (Some(updated), Some(read_at)) if (read_at.unix_seconds - updated.unix_seconds).abs() <= CURRENT_WITHIN_SECONDS => {
+        (Some(updated), Some(read_at))
+            if (read_at.unix_seconds - updated.unix_seconds).abs() <= CURRENT_WITHIN_SECONDS =>
+        {
             "current"
         }
         (Some(_), Some(_)) => "stale",
@@ -119,7 +121,11 @@ mod tests {
     fn read(updated_at: Option<&str>, read_at: &str) -> FeedRead {
         let document = json!({"pendingItems": [{"id": "d1"}], "jobHealth": {"active": 2, "failed": 1}, "goals": [],
             "recentPublished": [{"postId": "p1", "publishedAt": "2026-11-20T19:00:00Z"}]});
-        FeedRead { document: document.to_string(), updated_at: updated_at.map(str::to_owned), read_at: read_at.to_owned() }
+        FeedRead {
+            document: document.to_string(),
+            updated_at: updated_at.map(str::to_owned),
+            read_at: read_at.to_owned(),
+        }
     }
 
     #[test]
@@ -134,7 +140,10 @@ mod tests {
 
     #[test]
     fn returns_the_feed_with_freshness() {
-        let workspace = FakeWorkspace { feed: Some(Ok(read(Some("2026-11-30T09:00:00Z"), "2026-11-30T09:05:00Z"))), ..Default::default() };
+        let workspace = FakeWorkspace {
+            feed: Some(Ok(read(Some("2026-11-30T09:00:00Z"), "2026-11-30T09:05:00Z"))),
+            ..Default::default()
+        };
         let output = run(&workspace, "{}").unwrap();
         assert_eq!(
             Value::Object(output.data),
@@ -147,8 +156,18 @@ mod tests {
 
     #[test]
     fn malformed_feeds_and_failures_map_to_contract_codes() {
-        for document in ["nope", "[]", r#"{"pendingItems": {}}"#, r#"{"jobHealth": {"active": -1}}"#, r#"{"recentPublished": [{"x": 1}]}"#] {
-            let feed = FeedRead { document: document.into(), updated_at: None, read_at: "2026-11-30T09:05:00Z".into() };
+        for document in [
+            "nope",
+            "[]",
+            r#"{"pendingItems": {}}"#,
+            r#"{"jobHealth": {"active": -1}}"#,
+            r#"{"recentPublished": [{"x": 1}]}"#,
+        ] {
+            let feed = FeedRead {
+                document: document.into(),
+                updated_at: None,
+                read_at: "2026-11-30T09:05:00Z".into(),
+            };
             let workspace = FakeWorkspace { feed: Some(Ok(feed)), ..Default::default() };
             assert_eq!(run(&workspace, "{}"), Err(ToolError::dependency_unavailable()), "{document}");
         }

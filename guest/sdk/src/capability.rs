@@ -95,8 +95,11 @@ pub mod fake {
 
         /// Answer with this status and body.
         pub fn status(status: u16, body: &str) -> Self {
-            let response =
-                Response { status, content_type: Some("application/json".into()), body: body.as_bytes().to_vec() };
+            let response = Response {
+                status,
+                content_type: Some("application/json".into()),
+                body: body.as_bytes().to_vec(),
+            };
             Self { answer: Ok(response), requested: RefCell::default() }
         }
 
@@ -149,7 +152,11 @@ pub mod fake {
             if let Some(failure) = self.failure {
                 return Err(failure);
             }
-            self.jobs.iter().find(|(job, _)| job == id).map(|(_, body)| body.clone()).ok_or(ReadError::NotFound)
+            self.jobs
+                .iter()
+                .find(|(job, _)| job == id)
+                .map(|(_, body)| body.clone())
+                .ok_or(ReadError::NotFound)
         }
     }
 }

@@ -85,12 +85,8 @@ contract_codes! {
 }
 
 /// The runtime codes every tool declares (CONTRACT.md §2).
-pub const RUNTIME_ERRORS: [ErrorSpec; 4] = [
-    DEPENDENCY_UNAVAILABLE,
-    PROVIDER_REQUEST_REJECTED,
-    TOOL_EXECUTION_FAILED,
-    TOOL_TIMEOUT,
-];
+pub const RUNTIME_ERRORS: [ErrorSpec; 4] =
+    [DEPENDENCY_UNAVAILABLE, PROVIDER_REQUEST_REJECTED, TOOL_EXECUTION_FAILED, TOOL_TIMEOUT];
 
 impl ToolError {
     /// An error with a declared spec and a fixed message.

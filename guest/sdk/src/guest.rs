@@ -124,7 +124,11 @@ impl Workspace for HostWorkspace {
 
     fn feed(&self) -> Result<FeedRead, ReadError> {
         workspace::feed()
-            .map(|read| FeedRead { document: read.document, updated_at: read.updated_at, read_at: read.read_at })
+            .map(|read| FeedRead {
+                document: read.document,
+                updated_at: read.updated_at,
+                read_at: read.read_at,
+            })
             .map_err(read_error)
     }
 

@@ -69,7 +69,8 @@ mod tests {
 
     #[test]
     fn clamps_integers_and_reads_null_as_absent() {
-        let read = |text: &str| Input::parse(text, &["limit"]).and_then(|i| i.clamped_integer("limit", 6, 1, 10));
+        let read =
+            |text: &str| Input::parse(text, &["limit"]).and_then(|i| i.clamped_integer("limit", 6, 1, 10));
         assert_eq!(read("{}"), Ok(6));
         assert_eq!(read("{\"limit\":null}"), Ok(6));
         assert_eq!(read("{\"limit\":0}"), Ok(1));

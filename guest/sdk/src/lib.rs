@@ -74,7 +74,7 @@ macro_rules! export_tool {
                 }
             }
 
-            $crate::guest::bindings::export!(HarmoniaToolExport with_types_in $crate::guest::bindings);
+    $crate::guest::bindings::export!(HarmoniaToolExport with_types_in $crate::guest::bindings);
         };
     };
 }

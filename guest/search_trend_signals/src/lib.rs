@@ -43,7 +43,8 @@ pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
         return Err(ToolError::invalid_query());
     }
     let limit = input.clamped_integer("limit", 5, 1, 10)?;
-    let url = format!("{}?query={}&tags=story&hitsPerPage={limit}", hn::SEARCH_URL, hn::encode_component(query));
+    let url =
+        format!("{}?query={}&tags=story&hitsPerPage={limit}", hn::SEARCH_URL, hn::encode_component(query));
     let signals = hn::search(web, &url, limit as usize)?;
     let evidence = hn::evidence(&signals);
     Ok(Output::new(json!({"query": query, "signals": signals, "count": signals.len()}), evidence))
@@ -81,7 +82,10 @@ mod tests {
             web.requested.borrow().as_slice(),
             ["https://hn.algolia.com/api/v1/search?query=rust%20%26%20wasm&tags=story&hitsPerPage=10"]
         );
-        assert_eq!(serde_json::Value::Object(output.data), json!({"query": "rust & wasm", "signals": [], "count": 0}));
+        assert_eq!(
+            serde_json::Value::Object(output.data),
+            json!({"query": "rust & wasm", "signals": [], "count": 0})
+        );
         assert_eq!(output.evidence.len(), 1);
     }
 
@@ -99,7 +103,9 @@ mod tests {
             assert_eq!(run(&web, input), Err(ToolError::invalid_query()), "{input}");
         }
         let long = format!(r#"{{"query": "{}"}}"#, "q".repeat(MAX_QUERY_CHARS + 1));
-        for input in ["{}", r#"{"query": 3}"#, r#"{"query": null}"#, r#"{"query": "x", "extra": 1}"#, "\"x\"", &long] {
+        for input in
+            ["{}", r#"{"query": 3}"#, r#"{"query": null}"#, r#"{"query": "x", "extra": 1}"#, "\"x\"", &long]
+        {
             assert_eq!(run(&web, input), Err(ToolError::invalid_input()), "{input}");
         }
         assert!(web.requested.borrow().is_empty());

@@ -35,7 +35,11 @@ pub fn descriptor() -> Descriptor {
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Suggest the two best UTC posting hours from the workspace's own measured post history, with the basis.",
         input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT, INSUFFICIENT_MEASURED_HISTORY, AUTHORIZATION_FAILED]),
+        errors: Descriptor::errors_with_runtime(&[
+            INVALID_INPUT,
+            INSUFFICIENT_MEASURED_HISTORY,
+            AUTHORIZATION_FAILED,
+        ]),
         scope: Scope::Workspace,
         deadline_ms: 30_000,
         skills: vec!["posting-schedule"],
@@ -69,8 +73,7 @@ impl HourStats {
 
 /// Hours ranked by average likes, highest first, ties to the earlier hour.
 pub fn rank_hours(samples: &[&MeasuredPost]) -> Vec<HourStats> {
-    let mut hours: Vec<HourStats> =
-        (0..24).map(|hour| HourStats { hour, likes: 0, samples: 0 }).collect();
+    let mut hours: Vec<HourStats> = (0..24).map(|hour| HourStats { hour, likes: 0, samples: 0 }).collect();
     for post in samples {
         if let Some(published) = post.published {
             let stats = &mut hours[usize::from(published.hour())];
@@ -104,7 +107,8 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     Input::parse(input, &[])?;
     let document = workspace.engagement().map_err(ToolError::from_read)?;
     let engagement = parse_engagement(&document).ok_or_else(ToolError::dependency_unavailable)?;
-    let samples: Vec<&MeasuredPost> = engagement.posts.iter().filter(|post| post.published.is_some()).collect();
+    let samples: Vec<&MeasuredPost> =
+        engagement.posts.iter().filter(|post| post.published.is_some()).collect();
     if samples.len() < MIN_SAMPLES {
         return Err(ToolError::insufficient_measured_history());
     }
@@ -117,8 +121,11 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
         })
         .collect();
     let hour_of = |post: &MeasuredPost| post.published.map(|published| published.hour()).unwrap_or_default();
-    let mut basis: Vec<&MeasuredPost> =
-        samples.iter().copied().filter(|post| chosen.iter().any(|stats| stats.hour == hour_of(post))).collect();
+    let mut basis: Vec<&MeasuredPost> = samples
+        .iter()
+        .copied()
+        .filter(|post| chosen.iter().any(|stats| stats.hour == hour_of(post)))
+        .collect();
     basis.sort_by(|a, b| by_likes_then_recency(a, b));
     let in_windows = basis.len();
     basis.truncate(MAX_BASIS);
@@ -127,7 +134,8 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
         "Likes show which hours went well in the past, not that the hour caused them.".to_owned(),
     ];
     if in_windows > basis.len() {
-        limitations.push(format!("The basis lists {} of the {in_windows} posts in these windows.", basis.len()));
+        limitations
+            .push(format!("The basis lists {} of the {in_windows} posts in these windows.", basis.len()));
     }
     let data = json!({
         "windows": windows,
@@ -179,11 +187,11 @@ mod tests {
     #[test]
     fn offsets_land_in_their_utc_hour_and_ties_break_early() {
         let output = run_on(json!([
-            post("a", 10, "2026-11-02T15:30:00+01:00"),   // 14 UTC
-            post("b", 30, "2026-11-03T14:59:59Z"),        // 14 UTC
-            post("c", 20, "2026-11-04T09:00:00-05:00"),   // 14 UTC
-            post("d", 20, "2026-11-05T03:00:00Z"),        // 03 UTC
-            post("e", 20, "2026-11-05T23:10:00Z"),        // 23 UTC
+            post("a", 10, "2026-11-02T15:30:00+01:00"), // 14 UTC
+            post("b", 30, "2026-11-03T14:59:59Z"),      // 14 UTC
+            post("c", 20, "2026-11-04T09:00:00-05:00"), // 14 UTC
+            post("d", 20, "2026-11-05T03:00:00Z"),      // 03 UTC
+            post("e", 20, "2026-11-05T23:10:00Z"),      // 23 UTC
         ]))
         .unwrap();
         assert_eq!(
@@ -210,8 +218,13 @@ mod tests {
         assert_eq!(tenths(3, 4), 8); // 0.75 -> 0.8
         assert_eq!(tenths(10, 3), 33); // 3.333 -> 3.3
         assert_eq!(tenths(20, 3), 67); // 6.667 -> 6.7
-        let output = run_on(json!([post("a", 1, "2026-11-02T23:00:00Z"), post("b", 0, "2026-11-02T23:10:00Z"),
-            post("c", 0, "2026-11-02T23:20:00Z"), post("d", 0, "2026-11-02T23:30:00Z")])).unwrap();
+        let output = run_on(json!([
+            post("a", 1, "2026-11-02T23:00:00Z"),
+            post("b", 0, "2026-11-02T23:10:00Z"),
+            post("c", 0, "2026-11-02T23:20:00Z"),
+            post("d", 0, "2026-11-02T23:30:00Z")
+        ]))
+        .unwrap();
         assert_eq!(output.data["windows"][0]["averageLikes"], json!(0.2));
         assert_eq!(output.data["windows"][0]["window"], "23:00-00:00 UTC");
     }
@@ -225,7 +238,11 @@ mod tests {
 
     #[test]
     fn large_histories_keep_evidence_within_the_envelope() {
-        let posts: Vec<Value> = (0..1000).map(|i| post(&format!("p{i}"), i % 97, &format!("2026-11-{:02}T{:02}:00:00Z", 1 + i % 28, i % 3))).collect();
+        let posts: Vec<Value> = (0..1000)
+            .map(|i| {
+                post(&format!("p{i}"), i % 97, &format!("2026-11-{:02}T{:02}:00:00Z", 1 + i % 28, i % 3))
+            })
+            .collect();
         let output = run_on(Value::Array(posts)).unwrap();
         assert_eq!(output.data["confidence"], "high");
         assert_eq!(output.data["measuredPosts"], 1000);

@@ -72,9 +72,8 @@ pub fn get(
         request = request.header(*name, *value);
     }
     let mut response = request.config().timeout_global(Some(left)).build().call().map_err(classify)?;
-    let header = |name: &str| {
-        response.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_owned)
-    };
+    let header =
+        |name: &str| response.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_owned);
     let (content_type, location) = (header("content-type"), header("location"));
     let status = response.status().as_u16();
     let body = response.body_mut().with_config().limit(max_body).read_to_vec().map_err(classify)?;

@@ -43,7 +43,12 @@ pub struct Receipt {
 
 impl Receipt {
     /// A receipt for a use that started at `started`.
-    pub fn new(capability: &'static str, target: String, status: impl Into<String>, started: Instant) -> Self {
+    pub fn new(
+        capability: &'static str,
+        target: String,
+        status: impl Into<String>,
+        started: Instant,
+    ) -> Self {
         Self {
             capability,
             target,

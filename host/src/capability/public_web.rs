@@ -136,10 +136,7 @@ impl PublicWeb {
     fn fetch(&self, mut url: Url, mut origin: Origin, deadline: Instant) -> Result<WebResponse, WebFailure> {
         for _ in 0..=MAX_REDIRECTS {
             let wire = self.routes.get(&origin).map_or_else(|| url.clone(), |base| rebase(&url, base));
-            let response = match http_client::get(&self.agent, wire.as_str(), &[], deadline, self.max_body) {
-                Ok(response) => response,
-                Err(failure) => return Err(failure.into()),
-            };
+            let response = http_client::get(&self.agent, wire.as_str(), &[], deadline, self.max_body)?;
             let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
             match response.location.as_deref().filter(|_| redirect) {
                 Some(location) => {

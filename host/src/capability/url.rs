@@ -11,7 +11,8 @@ pub struct Origin(String);
 impl Origin {
     /// The origin of an http(s) URL with a host and no credentials.
     pub fn of(url: &Url) -> Option<Self> {
-        if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() || url.password().is_some() {
+        if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() || url.password().is_some()
+        {
             return None;
         }
         let host = url.host_str()?;

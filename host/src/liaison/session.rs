@@ -70,9 +70,16 @@ impl Liaison {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let mut context = context;
         if context.trace_id.is_none() {
-            context.trace_id = Some(format!("session-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+            context.trace_id =
+                Some(format!("session-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
         }
-        Session { host: self.host.clone(), skills: Arc::clone(&self.skills), context, trace: Trace::default(), skill: None }
+        Session {
+            host: self.host.clone(),
+            skills: Arc::clone(&self.skills),
+            context,
+            trace: Trace::default(),
+            skill: None,
+        }
     }
 }
 
@@ -103,9 +110,9 @@ fn refusal(rule: RuleCode) -> Envelope {
 }
 
 fn is_retryable_error(response: Option<&Value>) -> bool {
-    response.and_then(|value| Envelope::from_value(value).ok()).is_some_and(|envelope| {
-        envelope.error.is_some_and(|error| error.retryable)
-    })
+    response
+        .and_then(|value| Envelope::from_value(value).ok())
+        .is_some_and(|envelope| envelope.error.is_some_and(|error| error.retryable))
 }
 
 impl Session {
@@ -160,7 +167,9 @@ impl Session {
         }
         match attempts.as_slice() {
             [] => None,
-            [first] if first.kind == EntryKind::ToolCall && is_retryable_error(first.response.as_ref()) => None,
+            [first] if first.kind == EntryKind::ToolCall && is_retryable_error(first.response.as_ref()) => {
+                None
+            }
             [_] => Some(RuleCode::RetryWithoutRetryableError),
             _ => Some(RuleCode::RetryCeiling),
         }
@@ -193,7 +202,11 @@ impl Session {
                 Ok(record) => {
                     entry.duration_ms = Some((record.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0);
                     entry.receipts = Some(
-                        record.receipts.iter().map(|receipt| serde_json::to_value(receipt).unwrap_or(Value::Null)).collect(),
+                        record
+                            .receipts
+                            .iter()
+                            .map(|receipt| serde_json::to_value(receipt).unwrap_or(Value::Null))
+                            .collect(),
                     );
                     record.envelope
                 }

@@ -70,12 +70,17 @@ const BUILTIN: &[(&str, &str)] = &[
 impl Skill {
     /// Parse a skill file's text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, SkillError> {
-        let malformed = |reason: &str| SkillError::Malformed { file: file.to_owned(), reason: reason.to_owned() };
-        let rest = text.strip_prefix("---\n").ok_or_else(|| malformed("must start with a `---` front matter line"))?;
-        let (front, workflow) = rest.split_once("\n---\n").ok_or_else(|| malformed("front matter is not closed by `---`"))?;
+        let malformed =
+            |reason: &str| SkillError::Malformed { file: file.to_owned(), reason: reason.to_owned() };
+        let rest = text
+            .strip_prefix("---\n")
+            .ok_or_else(|| malformed("must start with a `---` front matter line"))?;
+        let (front, workflow) =
+            rest.split_once("\n---\n").ok_or_else(|| malformed("front matter is not closed by `---`"))?;
         let (mut name, mut description, mut tools) = (None, None, None);
         for line in front.lines().filter(|line| !line.trim().is_empty()) {
-            let (key, value) = line.split_once(':').ok_or_else(|| malformed("front matter lines are `key: value`"))?;
+            let (key, value) =
+                line.split_once(':').ok_or_else(|| malformed("front matter lines are `key: value`"))?;
             let value = value.trim().to_owned();
             match key.trim() {
                 "name" => name = Some(value),
@@ -85,7 +90,9 @@ impl Skill {
             }
         }
         let name = name.filter(|name| !name.is_empty()).ok_or_else(|| malformed("`name` is required"))?;
-        let description = description.filter(|text| !text.is_empty()).ok_or_else(|| malformed("`description` is required"))?;
+        let description = description
+            .filter(|text| !text.is_empty())
+            .ok_or_else(|| malformed("`description` is required"))?;
         let tools = tools.ok_or_else(|| malformed("`allowed-tools` is required"))?;
         let allowed_tools: Vec<String> = tools
             .trim_start_matches('[')
@@ -97,7 +104,13 @@ impl Skill {
         if allowed_tools.is_empty() {
             return Err(malformed("`allowed-tools` names no tool"));
         }
-        Ok(Self { name, description, allowed_tools, workflow: workflow.trim().to_owned(), sha256: sha256_hex(text.as_bytes()) })
+        Ok(Self {
+            name,
+            description,
+            allowed_tools,
+            workflow: workflow.trim().to_owned(),
+            sha256: sha256_hex(text.as_bytes()),
+        })
     }
 
     /// Whether the skill allows `tool`.
@@ -162,7 +175,10 @@ impl SkillSet {
 
     /// Check the files against the loaded tools: every allowed tool exists,
     /// and a tool lists a skill exactly when the skill lists the tool.
-    pub fn check_against<'a>(&self, tools: impl IntoIterator<Item = &'a Descriptor>) -> Result<(), SkillError> {
+    pub fn check_against<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a Descriptor>,
+    ) -> Result<(), SkillError> {
         let tools: Vec<&Descriptor> = tools.into_iter().collect();
         for skill in &self.skills {
             for tool in &skill.allowed_tools {
@@ -203,9 +219,15 @@ mod tests {
     fn builtin_skills_parse() {
         let set = SkillSet::builtin();
         let names: Vec<&str> = set.iter().map(|skill| skill.name.as_str()).collect();
-        assert_eq!(names, ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"]);
+        assert_eq!(
+            names,
+            ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"]
+        );
         let posting = set.get("posting-schedule").unwrap();
-        assert_eq!(posting.allowed_tools, ["suggest_posting_windows", "get_engagement_insights", "get_operator_feed"]);
+        assert_eq!(
+            posting.allowed_tools,
+            ["suggest_posting_windows", "get_engagement_insights", "get_operator_feed"]
+        );
         assert_eq!(posting.sha256, sha256_hex(BUILTIN[3].1.as_bytes()));
     }
 
@@ -220,7 +242,9 @@ mod tests {
         ] {
             assert!(Skill::parse(text, "t").is_err(), "{text}");
         }
-        let skill = Skill::parse("---\nname: x\ndescription: d\nallowed-tools: [a_b, \"c_d\"]\n---\nbody\n", "t").unwrap();
+        let skill =
+            Skill::parse("---\nname: x\ndescription: d\nallowed-tools: [a_b, \"c_d\"]\n---\nbody\n", "t")
+                .unwrap();
         assert_eq!(skill.allowed_tools, ["a_b", "c_d"]);
         assert_eq!(skill.workflow, "body");
     }

@@ -83,7 +83,9 @@ pub struct TraceError(pub String);
 impl TraceEntry {
     fn check_shape(&self, index: usize) -> Result<(), TraceError> {
         let at = |what: &str| TraceError(format!("entry {index}: {what}"));
-        let has = |present: bool, field: &str| if present { Ok(()) } else { Err(at(&format!("`{field}` is required"))) };
+        let has = |present: bool, field: &str| {
+            if present { Ok(()) } else { Err(at(&format!("`{field}` is required"))) }
+        };
         let absent = |present: bool, field: &str| {
             if present { Err(at(&format!("`{field}` does not belong to this kind"))) } else { Ok(()) }
         };
@@ -134,7 +136,8 @@ impl Trace {
     /// well-formed trace (a bad sequence, an invalid envelope) are left to
     /// the validator, which reports them as rule failures.
     pub fn parse(value: &Value) -> Result<Self, TraceError> {
-        let trace: Self = serde_json::from_value(value.clone()).map_err(|error| TraceError(error.to_string()))?;
+        let trace: Self =
+            serde_json::from_value(value.clone()).map_err(|error| TraceError(error.to_string()))?;
         for (index, entry) in trace.entries.iter().enumerate() {
             entry.check_shape(index)?;
         }

@@ -33,9 +33,9 @@ mod component {
 
         fn invoke(_input: String) -> Result<types::Output, types::ToolError> {
             let data = {
-        let connected = std::net::TcpStream::connect("127.0.0.1:9").is_ok();
-        format!("{{\"connected\": {connected}}}")
-    };
+                let connected = std::net::TcpStream::connect("127.0.0.1:9").is_ok();
+                format!("{{\"connected\": {connected}}}")
+            };
             Ok(types::Output { data, evidence: Vec::new() })
         }
     }

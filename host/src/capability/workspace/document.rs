@@ -76,7 +76,9 @@ fn only_keys(map: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(
 
 fn identifier(value: Option<&Value>, path: &str) -> Result<String, DocumentError> {
     match value {
-        Some(Value::String(text)) if !text.trim().is_empty() && text.chars().count() <= 200 => Ok(text.clone()),
+        Some(Value::String(text)) if !text.trim().is_empty() && text.chars().count() <= 200 => {
+            Ok(text.clone())
+        }
         Some(_) => fail(path, "must be a non-empty string of at most 200 characters"),
         None => fail(path, "is required"),
     }
@@ -259,7 +261,10 @@ mod tests {
             (r#"{"posts": []}"#, "$.workspaceId"),
             (r#"{"workspaceId": "w", "posts": [{"postId": "p", "likes": -1}]}"#, "$.posts[0].likes"),
             (r#"{"workspaceId": "w", "posts": [{"postId": "p", "likes": 1.5}]}"#, "$.posts[0].likes"),
-            (r#"{"workspaceId": "w", "posts": [{"postId": "p", "publishedAt": "yesterday"}]}"#, "$.posts[0].publishedAt"),
+            (
+                r#"{"workspaceId": "w", "posts": [{"postId": "p", "publishedAt": "yesterday"}]}"#,
+                "$.posts[0].publishedAt",
+            ),
             (r#"{"workspaceId": "w", "posts": [{"postId": "p"}, {"postId": "p"}]}"#, "$.posts[1].postId"),
             (r#"{"workspaceId": "w", "jobs": [{"title": "no id"}]}"#, "$.jobs[0].id"),
             (r#"{"workspaceId": "w", "feed": {"jobHealth": {"active": "1"}}}"#, "$.feed.jobHealth.active"),

@@ -51,12 +51,7 @@ impl HttpSource {
             .as_deref()
             .and_then(parse_http_url)
             .ok_or_else(|| ConfigError::Invalid("workspace.base_url must be an http(s) URL".into()))?;
-        Ok(Self {
-            base,
-            token,
-            max_body: u64::from(config.max_body_kib) * 1024,
-            agent: http_client::agent(),
-        })
+        Ok(Self { base, token, max_body: u64::from(config.max_body_kib) * 1024, agent: http_client::agent() })
     }
 
     fn url(&self, read: WorkspaceRead<'_>) -> Url {
@@ -120,8 +115,11 @@ impl WorkspaceSource for HttpSource {
         let headers = [("authorization", authorization.as_str()), ("x-workspace-id", workspace)];
         match http_client::get(&self.agent, url.as_str(), &headers, deadline, self.max_body) {
             Err(failure) => {
-                let read_failure =
-                    if failure == HttpFailure::TimedOut { ReadFailure::TimedOut } else { ReadFailure::Unavailable };
+                let read_failure = if failure == HttpFailure::TimedOut {
+                    ReadFailure::TimedOut
+                } else {
+                    ReadFailure::Unavailable
+                };
                 (Err(read_failure), receipt(failure.as_status()))
             }
             Ok(response) if (200..300).contains(&response.status) => {
@@ -135,7 +133,9 @@ impl WorkspaceSource for HttpSource {
                     Err(_) => (Err(ReadFailure::Unavailable), receipt("malformed_body")),
                 }
             }
-            Ok(response) => (Err(status_failure(response.status, read)), receipt(&response.status.to_string())),
+            Ok(response) => {
+                (Err(status_failure(response.status, read)), receipt(&response.status.to_string()))
+            }
         }
     }
 }
@@ -161,12 +161,16 @@ mod tests {
 
     #[test]
     fn job_ids_are_one_encoded_segment() {
-        let config = WorkspaceConfig { base_url: Some("http://127.0.0.1:9000/base/".into()), ..Default::default() };
+        let config =
+            WorkspaceConfig { base_url: Some("http://127.0.0.1:9000/base/".into()), ..Default::default() };
         let source = HttpSource::new(&config).unwrap();
         assert_eq!(
             source.url(WorkspaceRead::Job("a/b ?#%")).as_str(),
             "http://127.0.0.1:9000/base/api/internal/job/a%2Fb%20%3F%23%25"
         );
-        assert_eq!(source.url(WorkspaceRead::Feed).as_str(), "http://127.0.0.1:9000/base/api/internal/proactive-feed");
+        assert_eq!(
+            source.url(WorkspaceRead::Feed).as_str(),
+            "http://127.0.0.1:9000/base/api/internal/proactive-feed"
+        );
     }
 }

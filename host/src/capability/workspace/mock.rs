@@ -23,7 +23,8 @@ const HN_STORIES_JSON: &str = include_str!("../../../fixtures/hn_stories.json");
 pub fn demo_workspace() -> &'static WorkspaceDocument {
     static DOCUMENT: OnceLock<WorkspaceDocument> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        WorkspaceDocument::parse(DEMO_WORKSPACE_JSON).unwrap_or_else(|error| panic!("built-in fixture: {error}"))
+        WorkspaceDocument::parse(DEMO_WORKSPACE_JSON)
+            .unwrap_or_else(|error| panic!("built-in fixture: {error}"))
     })
 }
 
@@ -64,7 +65,9 @@ impl WorkspaceSource for MockSource {
         let started = Instant::now();
         let document = demo_workspace();
         let result = match read {
-            WorkspaceRead::Engagement => Ok(SourceDocument { body: document.engagement_json(), updated_at: None }),
+            WorkspaceRead::Engagement => {
+                Ok(SourceDocument { body: document.engagement_json(), updated_at: None })
+            }
             WorkspaceRead::Feed => {
                 let two_minutes_ago = SystemTime::now() - Duration::from_secs(120);
                 Ok(SourceDocument {
@@ -79,7 +82,9 @@ impl WorkspaceSource for MockSource {
         };
         let target = format!("mock:{}", read.name());
         let receipt = match &result {
-            Ok(document) => Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes()),
+            Ok(document) => {
+                Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes())
+            }
             Err(failure) => Receipt::new("workspace", target, failure.as_status(), started),
         };
         (result, receipt)
@@ -91,13 +96,12 @@ pub fn public_web_response(url: &Url) -> (u16, Vec<u8>) {
     if url.path() != "/api/v1/search" {
         return (404, br#"{"message":"not found"}"#.to_vec());
     }
-    let parameter = |name: &str| url.query_pairs().find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
-    let per_page = parameter("hitsPerPage").and_then(|text| text.parse::<usize>().ok()).unwrap_or(20).min(1000);
-    let words: Vec<String> = parameter("query")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_lowercase)
-        .collect();
+    let parameter =
+        |name: &str| url.query_pairs().find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
+    let per_page =
+        parameter("hitsPerPage").and_then(|text| text.parse::<usize>().ok()).unwrap_or(20).min(1000);
+    let words: Vec<String> =
+        parameter("query").unwrap_or_default().split_whitespace().map(str::to_lowercase).collect();
     let tags = parameter("tags").unwrap_or_default();
     let hits: Vec<Value> = hn_hits()
         .iter()
@@ -106,7 +110,8 @@ pub fn public_web_response(url: &Url) -> (u16, Vec<u8>) {
             tags.is_empty() || hit_tags.iter().any(|tag| tag.as_str() == Some(tags.as_str()))
         })
         .filter(|hit| {
-            let title = hit["title"].as_str().or(hit["story_title"].as_str()).unwrap_or_default().to_lowercase();
+            let title =
+                hit["title"].as_str().or(hit["story_title"].as_str()).unwrap_or_default().to_lowercase();
             words.is_empty() || words.iter().any(|word| title.contains(word.as_str()))
         })
         .take(per_page)

@@ -84,7 +84,9 @@ impl SqliteSource {
             .query_row(
                 "SELECT updated_at, takeaways, feed FROM workspaces WHERE id = ?1",
                 params![workspace],
-                |row| Ok((row.get::<_, Option<String>>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)),
+                |row| {
+                    Ok((row.get::<_, Option<String>>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+                },
             )
             .optional()?;
         let Some((updated_at, takeaways, feed)) = row else {
@@ -218,9 +220,17 @@ pub fn import(db: &Path, document: &WorkspaceDocument) -> Result<ImportSummary, 
         )?;
         for (position, post) in document.posts.iter().enumerate() {
             let likes = post.likes.map(|likes| i64::try_from(likes).unwrap_or(i64::MAX));
-            insert.execute(params![workspace, position as i64, post.post_id, post.text, likes, post.published_at])?;
+            insert.execute(params![
+                workspace,
+                position as i64,
+                post.post_id,
+                post.text,
+                likes,
+                post.published_at
+            ])?;
         }
-        let mut insert = transaction.prepare("INSERT INTO jobs (workspace_id, job_id, document) VALUES (?1, ?2, ?3)")?;
+        let mut insert =
+            transaction.prepare("INSERT INTO jobs (workspace_id, job_id, document) VALUES (?1, ?2, ?3)")?;
         for job in &document.jobs {
             let id = job.get("id").and_then(Value::as_str).unwrap_or_default();
             insert.execute(params![workspace, id, Value::Object(job.clone()).to_string()])?;

@@ -1,0 +1,298 @@
+//! The `harmonia` command as a user runs it: exit codes, one-line errors,
+//! the envelope on stdout, every workspace source.
+
+use harmonia_host::envelope::Envelope;
+use harmonia_testkit::hosts::guest_path;
+use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::tempdir::TempDir;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn harmonia(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
+    command
+        .args(args)
+        .env_remove("HARMONIA_CONFIG")
+        .env_remove("HARMONIA_WORKSPACE")
+        .env_remove("HARMONIA_LOG");
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("run harmonia")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn envelope(output: &Output) -> Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(output));
+    let text = String::from_utf8(output.stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 1, "exactly one line: {text}");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    Envelope::from_value(&value).expect("a valid envelope");
+    value
+}
+
+fn assert_one_line_failure(output: &Output, code: i32, needle: &str) {
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(output));
+    let text = stderr(output);
+    assert_eq!(text.trim_end().lines().count(), 1, "one line: {text}");
+    assert!(text.contains(needle), "{needle} not in {text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn bad_usage_exits_2_with_one_line() {
+    for args in [
+        vec!["frobnicate"],
+        vec!["call"],
+        vec!["call", "fetch_trend_signals", "--nonsense"],
+        vec!["validate", "--trace"],
+        vec!["tools", "--json", "extra"],
+        vec!["--\u{1F4A5}"],
+    ] {
+        let output = run(&mut harmonia(&args));
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let text = stderr(&output);
+        assert_eq!(text.trim_end().lines().count(), 1, "{args:?}: {text}");
+        assert!(!text.contains("panicked"));
+    }
+}
+
+#[test]
+fn call_prints_exactly_the_envelope_and_exits_0_for_errors_too() {
+    let value = envelope(&run(&mut harmonia(&[
+        "call",
+        "fetch_trend_signals",
+        "--mock",
+        "--input",
+        r#"{"limit": 2}"#,
+    ])));
+    assert_eq!(value["data"]["count"], 2);
+    let value =
+        envelope(&run(&mut harmonia(&["call", "fetch_trend_signals", "--mock", "--input", "not json"])));
+    assert_eq!(value["error"]["code"], "invalid_input");
+    let value = envelope(&run(&mut harmonia(&[
+        "call",
+        "get_job_status",
+        "--mock",
+        "--workspace",
+        "ws_demo",
+        "--input",
+        r#"{"job_id": " "}"#,
+    ])));
+    assert_eq!(value["error"]["code"], "invalid_job_id");
+    let value = envelope(&run(&mut harmonia(&["call", "get_operator_feed", "--mock"])));
+    assert_eq!(value["error"]["code"], "authorization_failed", "no workspace bound");
+    let value = envelope(&run(
+        harmonia(&["call", "get_operator_feed", "--mock"]).env("HARMONIA_WORKSPACE", "ws_demo")
+    ));
+    assert_eq!(value["status"], "success");
+}
+
+#[test]
+fn unknown_tools_and_bad_configs_fail_with_one_line() {
+    assert_one_line_failure(&run(&mut harmonia(&["call", "no_such_tool"])), 1, "unknown tool `no_such_tool`");
+    let dir = TempDir::new("cli-config");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(&config, "[limits]\nmemory = 3\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert_one_line_failure(&run(&mut harmonia(&["tools", "--config", config])), 1, "memory");
+    assert_one_line_failure(&run(harmonia(&["tools"]).env("HARMONIA_CONFIG", config)), 1, "memory");
+    assert_one_line_failure(
+        &run(&mut harmonia(&["tools", "--config", "/no/such/file.toml"])),
+        1,
+        "/no/such/file.toml",
+    );
+    std::fs::write(dir.path().join("bad.toml"), "[[[").unwrap();
+    let bad = dir.path().join("bad.toml");
+    assert_one_line_failure(
+        &run(&mut harmonia(&["tools", "--config", bad.to_str().unwrap()])),
+        1,
+        "invalid config",
+    );
+}
+
+#[test]
+fn a_plugin_importing_sockets_is_refused_naming_wasi_sockets() {
+    let plugin = guest_path("hostile-sockets").to_str().unwrap();
+    let output = run(&mut harmonia(&["call", "hostile_sockets", "--plugin", plugin]));
+    assert_one_line_failure(&output, 1, "wasi:sockets/");
+    let output = run(&mut harmonia(&["inspect", plugin]));
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("refused: import `wasi:sockets/"), "{text}");
+    assert!(text.contains("sha256:"), "{text}");
+}
+
+#[test]
+fn inspect_shows_imports_exports_descriptor_and_hash() {
+    let dir = TempDir::new("cli-inspect");
+    let (_, bytes) =
+        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(name, _)| *name == "get_job_status").unwrap();
+    let path = dir.path().join("get_job_status.wasm");
+    std::fs::write(&path, bytes).unwrap();
+    let output = run(&mut harmonia(&["inspect", "--json", path.to_str().unwrap()]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["world"], "workspace-tool");
+    assert_eq!(report["descriptor"]["name"], "get_job_status");
+    assert_eq!(report["sha256"], harmonia_host::capability::sha256_hex(bytes));
+    assert!(
+        report["imports"].as_array().unwrap().iter().any(|import| import == "harmonia:tools/workspace@0.1.0")
+    );
+    assert!(report["exports"].as_array().unwrap().iter().any(|export| export == "harmonia:tools/tool@0.1.0"));
+}
+
+#[test]
+fn tools_lists_the_six_contracts() {
+    let output = run(&mut harmonia(&["tools", "--json"]));
+    let listing: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = listing["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["descriptor"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fetch_trend_signals",
+            "search_trend_signals",
+            "get_engagement_insights",
+            "get_operator_feed",
+            "get_job_status",
+            "suggest_posting_windows"
+        ]
+    );
+    let text = String::from_utf8(run(&mut harmonia(&["tools"])).stdout).unwrap();
+    assert!(text.contains("get_job_status 0.1.0 (workspace scope, deadline 30 s)"), "{text}");
+}
+
+fn import(dir: &Path, document: &str) -> Output {
+    let file = dir.join("workspace.json");
+    std::fs::write(&file, document).unwrap();
+    let db = dir.join("harmonia.db");
+    run(&mut harmonia(&["workspace", "import", file.to_str().unwrap(), "--db", db.to_str().unwrap()]))
+}
+
+#[test]
+fn workspace_import_then_call_on_the_sqlite_source() {
+    let dir = TempDir::new("cli-sqlite");
+    let output = import(dir.path(), harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("20 posts (18 measured), 2 jobs"));
+    let broken =
+        import(dir.path(), r#"{"workspaceId": "ws_demo", "posts": [{"postId": "p", "likes": "lots"}]}"#);
+    assert_one_line_failure(&broken, 2, "$.posts[0].likes");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(&config, "[workspace]\npath = \"harmonia.db\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    for (tool, input) in [
+        ("get_engagement_insights", "{}"),
+        ("get_operator_feed", "{}"),
+        ("get_job_status", r#"{"job_id": "job-7"}"#),
+        ("suggest_posting_windows", "{}"),
+    ] {
+        let value = envelope(&run(&mut harmonia(&[
+            "call",
+            tool,
+            "--config",
+            config,
+            "--workspace",
+            "ws_demo",
+            "--input",
+            input,
+        ])));
+        assert_eq!(value["status"], "success", "{tool}: {value}");
+        assert!(value["evidence"].as_array().unwrap().iter().all(|item| item["provenance"] == "live"));
+    }
+}
+
+#[test]
+fn the_http_source_reads_its_token_from_the_environment() {
+    let server = Loopback::start();
+    server.route(
+        "/api/internal/job/job-1",
+        Reply::Json(200, json!({"id": "job-1", "status": "done"}).to_string()),
+    );
+    let dir = TempDir::new("cli-http");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[workspace]\nsource = \"http\"\nbase_url = \"{}\"\ntoken_env = \"HARMONIA_TEST_TOKEN\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let mut command = harmonia(&[
+        "call",
+        "get_job_status",
+        "--config",
+        config.to_str().unwrap(),
+        "--workspace",
+        "ws_9",
+        "--input",
+        r#"{"job_id": "job-1"}"#,
+    ]);
+    let value = envelope(&run(command.env("HARMONIA_TEST_TOKEN", "secret-token")));
+    assert_eq!(value["data"]["job"]["status"], "done");
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer secret-token");
+    assert_eq!(request.headers["x-workspace-id"], "ws_9");
+    let value = envelope(&run(harmonia(&[
+        "call",
+        "get_job_status",
+        "--config",
+        config.to_str().unwrap(),
+        "--workspace",
+        "ws_9",
+        "--input",
+        r#"{"job_id": "job-1"}"#,
+    ])
+    .env_remove("HARMONIA_TEST_TOKEN")));
+    assert_eq!(value["error"]["code"], "authorization_failed");
+}
+
+#[test]
+fn validate_exits_2_for_unreadable_or_malformed_files() {
+    let dir = TempDir::new("cli-validate");
+    let good_answer =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/catalogue/grounded-job-status/answer.json");
+    let good_trace = good_answer.with_file_name("trace.json");
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, "{{{").unwrap();
+    let not_a_trace = dir.path().join("object.json");
+    std::fs::write(&not_a_trace, r#"{"entries": []}"#).unwrap();
+    for (trace, answer, needle) in [
+        (dir.path().join("absent.json"), good_answer.clone(), "cannot read trace"),
+        (garbage.clone(), good_answer.clone(), "not JSON"),
+        (not_a_trace, good_answer.clone(), "malformed trace"),
+        (good_trace.clone(), garbage, "not JSON"),
+    ] {
+        let output = run(harmonia(&["validate"]).arg("--trace").arg(&trace).arg("--answer").arg(&answer));
+        assert_one_line_failure(&output, 2, needle);
+    }
+    let output =
+        run(harmonia(&["validate"]).arg("--trace").arg(&good_trace).arg("--answer").arg(&good_answer));
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "accepted\n");
+}
+
+#[test]
+fn the_demo_tells_the_whole_story_offline() {
+    let output = run(&mut harmonia(&["demo"]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("30 scenarios: 8 grounded answers accepted, 22 bad answers rejected"), "{text}");
+    for skill in ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"] {
+        assert!(text.contains(&format!("activate {skill}")), "{skill}");
+    }
+    assert_eq!(text.matches("verdict: ACCEPTED").count(), 8);
+    assert_eq!(text.matches("verdict: REJECTED").count(), 22);
+}

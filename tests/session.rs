@@ -1,0 +1,156 @@
+//! Guarded sessions through the library: the pre-dispatch guard, the
+//! trace it records, and skills that must agree with the tools.
+
+use harmonia_host::config::HostConfig;
+use harmonia_host::liaison::session::{Liaison, SessionError};
+use harmonia_host::liaison::skills::{Skill, SkillError, SkillSet};
+use harmonia_host::liaison::trace::EntryKind;
+use harmonia_host::liaison::validator::Mode;
+use harmonia_host::{CallContext, Host};
+use serde_json::{Value, json};
+
+fn liaison() -> Liaison {
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
+    Liaison::new(host, SkillSet::builtin()).unwrap()
+}
+
+fn refused(reason_message: &str) -> Value {
+    json!({"status": "error", "data": null, "error": {"code": "call_refused", "category": "authorization",
+        "message": reason_message, "retryable": false}, "evidence": []})
+}
+
+#[test]
+fn activation_must_come_first_and_only_once() {
+    let liaison = liaison();
+    let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    assert_eq!(envelope.to_value(), refused("Call refused: no skill is active in this session."));
+    assert_eq!(
+        session.activate("no-such-skill").unwrap_err(),
+        SessionError::UnknownSkill("no-such-skill".into())
+    );
+    let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
+    let skill = session.activate("job-status").unwrap();
+    assert_eq!(skill.sha256, SkillSet::builtin().get("job-status").unwrap().sha256);
+    assert_eq!(
+        session.activate("trend-scan").unwrap_err(),
+        SessionError::AlreadyActivated("job-status".into())
+    );
+}
+
+#[test]
+fn the_guard_refuses_before_anything_runs() {
+    let liaison = liaison();
+    let context = CallContext::for_workspace("ws_demo");
+
+    let mut session = liaison.session(context.clone());
+    session.activate("job-status").unwrap();
+    let envelope = session.call("get_operator_feed", &json!({}));
+    assert_eq!(envelope.to_value(), refused("Call refused: the active skill does not allow this tool."));
+
+    let mut session = liaison.session(context.clone());
+    session.activate("posting-schedule").unwrap();
+    assert!(session.call("suggest_posting_windows", &json!({})).is_success());
+    let envelope = session.call("get_engagement_insights", &json!({}));
+    assert_eq!(envelope.to_value(), refused("Call refused: this session already used another tool."));
+
+    let mut session = liaison.session(context.clone());
+    session.activate("job-status").unwrap();
+    assert_eq!(
+        session.call("get_job_status", &json!({"job_id": "nope"})).error.unwrap().code,
+        "job_not_found"
+    );
+    let envelope = session.call("get_job_status", &json!({"job_id": "nope"}));
+    assert_eq!(
+        envelope.to_value(),
+        refused("Call refused: a retry is allowed only after a retryable error.")
+    );
+
+    let mut session = liaison.session(context);
+    session.activate("job-status").unwrap();
+    assert!(session.call("get_job_status", &json!({"job_id": "job-42"})).is_success());
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    assert_eq!(envelope.error.unwrap().code, "call_refused", "no second attempt after a success");
+    let kinds: Vec<EntryKind> = session.trace().entries.iter().map(|entry| entry.kind).collect();
+    assert_eq!(kinds, [EntryKind::SkillActivation, EntryKind::ToolCall, EntryKind::ToolRefused]);
+    assert_eq!(session.trace().entries[2].reason.as_deref(), Some("retry_without_retryable_error"));
+    assert_eq!(session.trace().entries[2].attempt, Some(2));
+}
+
+#[test]
+fn the_trace_records_the_exact_envelope_duration_and_receipts() {
+    let liaison = liaison();
+    let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
+    session.activate("job-status").unwrap();
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    let trace = session.trace().to_value();
+    assert_eq!(
+        trace[0],
+        json!({"sequence": 1, "kind": "skill_activation", "skill": "job-status",
+        "sha256": SkillSet::builtin().get("job-status").unwrap().sha256})
+    );
+    assert_eq!(trace[1]["sequence"], 2);
+    assert_eq!(trace[1]["kind"], "tool_call");
+    assert_eq!(trace[1]["name"], "get_job_status");
+    assert_eq!(trace[1]["args"], json!({"job_id": "job-42"}));
+    assert_eq!(trace[1]["attempt"], 1);
+    assert!(trace[1]["durationMs"].as_f64().unwrap() > 0.0);
+    assert_eq!(trace[1]["response"], envelope.to_value());
+    assert_eq!(trace[1]["receipts"][0]["capability"], "workspace");
+    assert_eq!(trace[1]["receipts"][0]["target"], "mock:job");
+    let evidence = envelope.evidence[0].evidence_id.clone();
+    let answer = json!({"status": "success", "answer": format!("job-42 is drafting ({evidence})."), "skillName": "job-status",
+        "claims": [{"text": "job-42 is drafting", "kind": "record", "evidenceIds": [evidence]}], "error": null, "uncertainty": []});
+    assert!(session.validate(&answer, Mode::Review).accepted);
+    assert_eq!(
+        session.validate(&answer, Mode::Submission).rule.unwrap().as_str(),
+        "mock_evidence_in_submission"
+    );
+}
+
+#[test]
+fn skills_and_descriptors_must_agree() {
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
+    let mut unknown = SkillSet::builtin();
+    unknown
+        .add(
+            Skill::parse(
+                "---\nname: extra\ndescription: d\nallowed-tools: delete_everything\n---\nx",
+                "extra",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        Liaison::new(host.clone(), unknown).unwrap_err(),
+        SkillError::UnknownTool { skill: "extra".into(), tool: "delete_everything".into() }
+    );
+    let mut widened = SkillSet::default();
+    widened.add(Skill::parse("---\nname: job-status\ndescription: d\nallowed-tools: get_job_status, get_operator_feed\n---\nx", "j").unwrap()).unwrap();
+    let error = Liaison::new(host.clone(), widened).unwrap_err().to_string();
+    assert!(error.contains("job-status") && error.contains("get_operator_feed"), "{error}");
+    let mut narrowed = SkillSet::default();
+    narrowed
+        .add(
+            Skill::parse(
+                "---\nname: posting-schedule\ndescription: d\nallowed-tools: suggest_posting_windows\n---\nx",
+                "p",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let error = Liaison::new(host, narrowed).unwrap_err().to_string();
+    assert!(error.contains("posting-schedule") && error.contains("get_engagement_insights"), "{error}");
+}
+
+#[test]
+fn the_skill_files_on_disk_are_the_built_in_ones() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+    let key = |set: SkillSet| {
+        let mut skills: Vec<(String, String)> =
+            set.iter().map(|skill| (skill.name.clone(), skill.sha256.clone())).collect();
+        skills.sort();
+        skills
+    };
+    assert_eq!(key(SkillSet::load_dir(&dir).unwrap()), key(SkillSet::builtin()));
+}
