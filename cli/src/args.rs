@@ -104,6 +104,27 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         export: Option<PathBuf>,
     },
+    /// Check components against the contract (exit 0 only if all pass).
+    Conformance {
+        /// Component files.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// One JSON array with every plugin and check.
+        #[arg(long)]
+        json: bool,
+        /// Config file for limits and policy.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Body the healthy public web answers (default: Hacker News stories).
+        #[arg(long, value_name = "FILE")]
+        web_fixture: Option<PathBuf>,
+        /// Workspace document the healthy workspace serves (default: the demo workspace).
+        #[arg(long, value_name = "FILE")]
+        workspace_fixture: Option<PathBuf>,
+        /// Deadline cap while checking, in ms.
+        #[arg(long, default_value_t = 2000, value_name = "MS")]
+        deadline_cap_ms: u32,
+    },
     /// Manage the embedded workspace store.
     Workspace {
         /// What to do.

@@ -6,7 +6,7 @@
 
 #![allow(missing_docs)]
 
-use crate::capability::public_web::{PublicWeb, WebFailure};
+use crate::capability::public_web::{PublicWebSource, WebFailure};
 use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource};
 use crate::capability::{Receipt, remaining};
 use crate::limits::CallLimiter;
@@ -34,7 +34,7 @@ use harmonia::tools::{public_web, types, workspace};
 #[derive(Clone, Debug, Default)]
 pub struct CallBinding {
     /// The public web, when granted.
-    pub public_web: Option<Arc<PublicWeb>>,
+    pub public_web: Option<Arc<dyn PublicWebSource>>,
     /// The workspace source, when granted.
     pub workspace_source: Option<Arc<dyn WorkspaceSource>>,
     /// The caller's workspace id; reads without one are unauthorized.
@@ -83,10 +83,12 @@ impl CallState {
         self.timed_out |= timed_out;
     }
 
+    /// Read from the bound source: the document, the workspace's update
+    /// time, and the time of the read.
     fn workspace_read(
         &mut self,
         read: WorkspaceRead<'_>,
-    ) -> Result<(String, Option<String>), workspace::ReadError> {
+    ) -> Result<(String, Option<String>, String), workspace::ReadError> {
         let started = Instant::now();
         let (Some(source), Some(workspace_id)) =
             (self.binding.workspace_source.clone(), self.binding.workspace_id.clone())
@@ -96,16 +98,19 @@ impl CallState {
             self.record(receipt, false, false);
             return Err(workspace::ReadError::Unauthorized);
         };
+        let read_at = source.read_at();
         let (result, receipt) = source.read(&workspace_id, read, self.deadline);
         let timed_out = matches!(result, Err(ReadFailure::TimedOut)) || remaining(self.deadline).is_none();
         self.record(receipt, source.is_mock(), timed_out);
-        result.map(|document| (document.body, document.updated_at)).map_err(|failure| match failure {
-            ReadFailure::Unauthorized => workspace::ReadError::Unauthorized,
-            ReadFailure::NotFound => workspace::ReadError::NotFound,
-            ReadFailure::Rejected => workspace::ReadError::Rejected,
-            ReadFailure::Unavailable => workspace::ReadError::Unavailable,
-            ReadFailure::TimedOut => workspace::ReadError::TimedOut,
-        })
+        result.map(|document| (document.body, document.updated_at, read_at)).map_err(
+            |failure| match failure {
+                ReadFailure::Unauthorized => workspace::ReadError::Unauthorized,
+                ReadFailure::NotFound => workspace::ReadError::NotFound,
+                ReadFailure::Rejected => workspace::ReadError::Rejected,
+                ReadFailure::Unavailable => workspace::ReadError::Unavailable,
+                ReadFailure::TimedOut => workspace::ReadError::TimedOut,
+            },
+        )
     }
 }
 
@@ -147,15 +152,15 @@ impl public_web::Host for CallState {
 
 impl workspace::Host for CallState {
     fn engagement(&mut self) -> Result<String, workspace::ReadError> {
-        self.workspace_read(WorkspaceRead::Engagement).map(|(body, _)| body)
+        self.workspace_read(WorkspaceRead::Engagement).map(|(body, ..)| body)
     }
 
     fn feed(&mut self) -> Result<workspace::FeedRead, workspace::ReadError> {
-        let (document, updated_at) = self.workspace_read(WorkspaceRead::Feed)?;
-        Ok(workspace::FeedRead { document, updated_at, read_at: crate::time::now_rfc3339() })
+        let (document, updated_at, read_at) = self.workspace_read(WorkspaceRead::Feed)?;
+        Ok(workspace::FeedRead { document, updated_at, read_at })
     }
 
     fn job(&mut self, id: String) -> Result<String, workspace::ReadError> {
-        self.workspace_read(WorkspaceRead::Job(&id)).map(|(body, _)| body)
+        self.workspace_read(WorkspaceRead::Job(&id)).map(|(body, ..)| body)
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::bindings::CallBinding;
 use crate::capability::Receipt;
-use crate::capability::public_web::PublicWeb;
+use crate::capability::public_web::{PublicWeb, PublicWebSource};
 use crate::capability::workspace::{self, WorkspaceSource};
 use crate::config::{ConfigError, HostConfig};
 use crate::contract;
@@ -65,6 +65,8 @@ pub struct CallRecord {
     pub receipts: Vec<Receipt>,
     /// Wall-clock time of the whole call.
     pub duration: Duration,
+    /// The largest linear memory the guest held, in bytes.
+    pub peak_memory_bytes: usize,
 }
 
 /// Largest input text, bytes; larger inputs are `invalid_input` unread.
@@ -74,7 +76,7 @@ struct Inner {
     runtime: Runtime,
     plugins: Vec<Plugin>,
     by_name: HashMap<String, usize>,
-    public_web: Arc<PublicWeb>,
+    public_web: Arc<dyn PublicWebSource>,
     workspace: Arc<dyn WorkspaceSource>,
     limits: CallLimits,
     max_deadline: Option<Duration>,
@@ -99,6 +101,7 @@ pub struct HostBuilder {
     log: Arc<dyn LogSink>,
     components: Vec<(PluginOrigin, Vec<u8>)>,
     workspace_source: Option<Arc<dyn WorkspaceSource>>,
+    public_web_source: Option<Arc<dyn PublicWebSource>>,
     public_web_mock: Option<bool>,
 }
 
@@ -115,16 +118,28 @@ impl HostBuilder {
         self
     }
 
-    /// Load a component file, after the configured plugins.
-    pub fn component_file(mut self, path: &std::path::Path) -> Result<Self, LoadError> {
-        let bytes = plugin::read_file(path)?;
+    /// Load a component already read from `path`, after the configured
+    /// plugins.
+    pub fn component_from(mut self, path: &std::path::Path, bytes: Vec<u8>) -> Self {
         self.components.push((PluginOrigin::File(path.to_owned()), bytes));
-        Ok(self)
+        self
+    }
+
+    /// Load a component file, after the configured plugins.
+    pub fn component_file(self, path: &std::path::Path) -> Result<Self, LoadError> {
+        let bytes = plugin::read_file(path)?;
+        Ok(self.component_from(path, bytes))
     }
 
     /// Use this workspace source instead of the configured one.
     pub fn workspace_source(mut self, source: Arc<dyn WorkspaceSource>) -> Self {
         self.workspace_source = Some(source);
+        self
+    }
+
+    /// Answer public web requests from `source` instead of the HTTP client.
+    pub fn public_web_source(mut self, source: Arc<dyn PublicWebSource>) -> Self {
+        self.public_web_source = Some(source);
         self
     }
 
@@ -220,7 +235,9 @@ impl HostBuilder {
                 runtime,
                 plugins,
                 by_name,
-                public_web: Arc::new(PublicWeb::new(&config.public_web, public_web_mock)),
+                public_web: self
+                    .public_web_source
+                    .unwrap_or_else(|| Arc::new(PublicWeb::new(&config.public_web, public_web_mock))),
                 workspace,
                 limits,
                 max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
@@ -243,6 +260,7 @@ impl Host {
             log: Arc::new(NullLog),
             components: Vec::new(),
             workspace_source: None,
+            public_web_source: None,
             public_web_mock: None,
         }
     }
@@ -310,11 +328,16 @@ impl Host {
         let Some(run) = run else {
             let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
             self.log_call(tool, &envelope, duration, context, 0);
-            return Ok(CallRecord { envelope, receipts: Vec::new(), duration });
+            return Ok(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 });
         };
         self.log_guest_output(tool, context, &run);
         self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
-        Ok(CallRecord { envelope: run.envelope, receipts: run.receipts, duration })
+        Ok(CallRecord {
+            envelope: run.envelope,
+            receipts: run.receipts,
+            duration,
+            peak_memory_bytes: run.peak_memory_bytes,
+        })
     }
 
     fn binding(&self, world: World, context: &CallContext) -> CallBinding {

@@ -20,6 +20,7 @@
 //! - [`capability`]: public web and workspace, with receipts.
 //! - [`bindings`]: host-side WIT bindings and per-call store data.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
+//! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
 //! - [`liaison`]: skills, sessions, the trace and the answer validator.
 //! - [`log`]: structured log records and sinks.
@@ -29,6 +30,7 @@ pub mod bindings;
 pub mod cache;
 pub mod capability;
 pub mod config;
+pub mod conformance;
 pub mod contract;
 pub mod descriptor;
 pub mod engine;

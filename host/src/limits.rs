@@ -18,12 +18,18 @@ pub const MAX_TABLE_ELEMENTS: usize = 100_000;
 pub struct CallLimiter {
     memory_bytes: usize,
     memory_refused: bool,
+    peak_memory: usize,
 }
 
 impl CallLimiter {
     /// A limiter allowing `memory_bytes` of linear memory per memory.
     pub fn new(memory_bytes: usize) -> Self {
-        Self { memory_bytes, memory_refused: false }
+        Self { memory_bytes, memory_refused: false, peak_memory: 0 }
+    }
+
+    /// The largest linear memory granted so far, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.peak_memory
     }
 
     /// True once a memory growth past the limit was refused.
@@ -40,7 +46,9 @@ impl ResourceLimiter for CallLimiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let allowed = desired <= self.memory_bytes && maximum.is_none_or(|maximum| desired <= maximum);
-        if !allowed {
+        if allowed {
+            self.peak_memory = self.peak_memory.max(desired);
+        } else {
             self.memory_refused = true;
         }
         Ok(allowed)

@@ -72,6 +72,8 @@ pub struct CallRun {
     pub stderr: (String, usize),
     /// The raw trap text, for the log only.
     pub trap: Option<String>,
+    /// The largest linear memory the guest held, in bytes.
+    pub peak_memory_bytes: usize,
 }
 
 fn new_store(
@@ -135,6 +137,7 @@ pub fn invoke(
             stdout: Default::default(),
             stderr: Default::default(),
             trap: None,
+            peak_memory_bytes: 0,
         };
     };
     let mut store = new_store(runtime, limits, deadline, binding);
@@ -169,6 +172,7 @@ pub fn invoke(
         stdout: state.stdio.stdout.take(),
         stderr: state.stdio.stderr.take(),
         trap,
+        peak_memory_bytes: state.limiter.peak_memory(),
     }
 }
 

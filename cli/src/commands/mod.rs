@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod call;
+mod conformance;
 
 mod inspect;
 mod session;
@@ -26,5 +27,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
+        Command::Conformance { paths, json, config, web_fixture, workspace_fixture, deadline_cap_ms } => {
+            conformance::run(
+                &paths,
+                json,
+                config.as_deref(),
+                web_fixture.as_deref(),
+                workspace_fixture.as_deref(),
+                deadline_cap_ms,
+            )
+        }
     }
 }

@@ -72,6 +72,13 @@ pub struct WebAnswer {
     pub mock: bool,
 }
 
+/// Where public web requests are answered: the real HTTP client
+/// ([`PublicWeb`]), or a scripted source (the conformance suite's).
+pub trait PublicWebSource: Send + Sync + std::fmt::Debug {
+    /// GET `url` for a call that must finish before `deadline`.
+    fn get(&self, url: &str, deadline: Instant) -> WebAnswer;
+}
+
 /// The capability, built once from the config.
 #[derive(Debug)]
 pub struct PublicWeb {
@@ -110,8 +117,7 @@ impl PublicWeb {
         if self.allow.contains(&origin) { Ok(origin) } else { Err(WebFailure::Denied) }
     }
 
-    /// GET `url` for a call that must finish before `deadline`.
-    pub fn get(&self, url: &str, deadline: Instant) -> WebAnswer {
+    fn answer(&self, url: &str, deadline: Instant) -> WebAnswer {
         let started = Instant::now();
         let target: String = url.chars().take(2000).collect();
         let result = match parse_http_url(url) {
@@ -163,7 +169,14 @@ impl PublicWeb {
     }
 }
 
-fn failure_status(failure: WebFailure) -> &'static str {
+impl PublicWebSource for PublicWeb {
+    fn get(&self, url: &str, deadline: Instant) -> WebAnswer {
+        self.answer(url, deadline)
+    }
+}
+
+/// The receipt status of a failure.
+pub fn failure_status(failure: WebFailure) -> &'static str {
     match failure {
         WebFailure::Denied => "denied",
         WebFailure::InvalidUrl => "invalid_url",

@@ -90,6 +90,12 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// The RFC 3339 UTC time a feed read is stamped with: now, unless the
+    /// source is scripted.
+    fn read_at(&self) -> String {
+        crate::time::now_rfc3339()
+    }
+
     /// Perform one read for `workspace`, finishing before `deadline`.
     fn read(
         &self,

@@ -1,0 +1,345 @@
+//! The conformance suite: does a component honour the contract?
+//!
+//! [`run`] loads one component in a host whose capabilities are scripted
+//! ([`scripted`]) and runs these checks, each with a stable id:
+//!
+//! | id | passes when |
+//! | --- | --- |
+//! | `load.component` | the bytes are a component exporting `harmonia:tools/tool@0.1.0` |
+//! | `load.imports` | every import is within its world's grant |
+//! | `load.descriptor` | `describe` answers and the descriptor is valid |
+//! | `load.scope` | the descriptor's scope matches the component's world |
+//! | `envelope.inputs` | every generated input ([`inputs`]) gets a valid envelope with a declared code, never a trap or a timeout, and malformed input gets a `validation` error |
+//! | `fault.<kind>` | with the capability answering 401, 403, 404, 429, 500, 503, garbage JSON, an empty body, an oversized body, `denied`, or never, the tool returns the contract's code for that case, and no canary planted in failure bodies reaches its envelope |
+//! | `determinism` | the same input and capability answers give the same envelope twice |
+//! | `limits` | a normal call takes at most a quarter of the deadline and half the memory limit (figures reported) |
+//! | `evidence` | a normal call succeeds with evidence whose ids match the formula, whose references are non-empty, and which cites only records the capability returned |
+//!
+//! A reference counts as returned when it, or its last `/`-, `=`- or
+//! `?`-separated segment (an id inside a URL), appears in a body the
+//! capability served during that call. When loading fails, the later checks
+//! are reported as not run, and fail.
+
+pub mod inputs;
+pub mod scripted;
+
+use crate::capability::workspace::mock::DEMO_WORKSPACE_JSON;
+use crate::config::HostConfig;
+use crate::descriptor::DescriptorError;
+use crate::envelope::Envelope;
+use crate::host::{CallContext, CallRecord, Host, HostError};
+use crate::plugin::{LoadError, PluginInfo};
+use crate::policy::World;
+use scripted::{CANARY, FAULTS, Fault, Script, ScriptedWeb, ScriptedWorkspace, Scripts};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The Hacker News fixture the scripted public web serves by default.
+pub const DEFAULT_WEB_FIXTURE: &str = include_str!("../../fixtures/hn_stories.json");
+
+/// One check's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Stable id.
+    pub id: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Why (figures for passes, the first failure for failures).
+    pub reason: String,
+}
+
+/// Every check for one component.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PluginReport {
+    /// The component, as named on the command line.
+    pub plugin: String,
+    /// Its tool name, when it loaded.
+    pub tool: Option<String>,
+    /// True when every check passed.
+    pub passed: bool,
+    /// The checks, in order.
+    pub checks: Vec<Check>,
+}
+
+/// How the suite runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Limits, policy and cache (plugins and capabilities are ignored).
+    pub config: HostConfig,
+    /// Deadline cap while checking, so "never answers" ends quickly.
+    pub deadline_cap_ms: u32,
+    /// Body the healthy public web serves for every URL.
+    pub web_fixture: Vec<u8>,
+    /// Workspace document the healthy workspace serves.
+    pub workspace_fixture: Value,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            config: HostConfig::default(),
+            deadline_cap_ms: 2_000,
+            web_fixture: DEFAULT_WEB_FIXTURE.as_bytes().to_vec(),
+            workspace_fixture: serde_json::from_str(DEMO_WORKSPACE_JSON).unwrap_or(Value::Null),
+        }
+    }
+}
+
+fn check(id: impl Into<String>, passed: bool, reason: impl Into<String>) -> Check {
+    Check { id: id.into(), passed, reason: reason.into() }
+}
+
+/// The ids of every check, in order.
+pub fn check_ids() -> Vec<String> {
+    let mut ids: Vec<String> =
+        ["load.component", "load.imports", "load.descriptor", "load.scope", "envelope.inputs"]
+            .map(String::from)
+            .into();
+    ids.extend(FAULTS.iter().map(|fault| format!("fault.{}", fault.id())));
+    ids.extend(["determinism", "limits", "evidence"].map(String::from));
+    ids
+}
+
+/// Load failures as the four load checks; `None` when loading succeeded.
+fn load_checks(error: Option<&HostError>) -> Vec<Check> {
+    let stage = match error {
+        None => 4,
+        Some(HostError::Load(LoadError::Import { .. })) => 1,
+        Some(HostError::Load(LoadError::Descriptor { error: DescriptorError::Scope { .. }, .. })) => 3,
+        Some(HostError::Load(LoadError::Describe { .. } | LoadError::Descriptor { .. })) => 2,
+        Some(_) => 0,
+    };
+    let names = ["load.component", "load.imports", "load.descriptor", "load.scope"];
+    let passes = [
+        "a component exporting harmonia:tools/tool",
+        "every import is granted",
+        "the descriptor is valid",
+        "scope matches the world",
+    ];
+    names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| match index.cmp(&stage) {
+            std::cmp::Ordering::Less => check(*name, true, passes[index]),
+            std::cmp::Ordering::Equal => {
+                check(*name, false, error.map(ToString::to_string).unwrap_or_default())
+            }
+            std::cmp::Ordering::Greater => check(*name, false, "not run: loading failed"),
+        })
+        .collect()
+}
+
+/// Run every check on one component.
+pub fn run(name: &str, bytes: Vec<u8>, options: &Options) -> PluginReport {
+    let scripts = Arc::new(Scripts::new(options.web_fixture.clone(), options.workspace_fixture.clone()));
+    let mut config = options.config.clone();
+    config.plugins = Default::default();
+    config.plugins.builtin = false;
+    config.limits.max_deadline_ms = Some(
+        config.limits.max_deadline_ms.map_or(options.deadline_cap_ms, |cap| cap.min(options.deadline_cap_ms)),
+    );
+    let host = Host::builder(config)
+        .component_from(std::path::Path::new(name), bytes)
+        .public_web_source(Arc::new(ScriptedWeb(Arc::clone(&scripts))))
+        .workspace_source(Arc::new(ScriptedWorkspace(Arc::clone(&scripts))))
+        .build();
+    let mut checks = load_checks(host.as_ref().err());
+    let (tool, more) = match &host {
+        Ok(host) => match host.tools().next().cloned() {
+            Some(info) => {
+                let suite = Suite {
+                    host,
+                    scripts: &scripts,
+                    info: &info,
+                    memory_limit: options.config.limits.memory_mib,
+                };
+                (Some(info.descriptor.name.clone()), suite.checks())
+            }
+            None => (None, Vec::new()),
+        },
+        Err(_) => (
+            None,
+            check_ids()[4..].iter().map(|id| check(id.clone(), false, "not run: loading failed")).collect(),
+        ),
+    };
+    checks.extend(more);
+    PluginReport { plugin: name.to_owned(), tool, passed: checks.iter().all(|check| check.passed), checks }
+}
+
+struct Suite<'a> {
+    host: &'a Host,
+    scripts: &'a Scripts,
+    info: &'a PluginInfo,
+    memory_limit: u32,
+}
+
+fn code(envelope: &Envelope) -> Option<&str> {
+    envelope.error.as_ref().map(|error| error.code.as_str())
+}
+
+fn describe(envelope: &Envelope) -> String {
+    match &envelope.error {
+        None => "success".into(),
+        Some(error) => {
+            format!("{} ({}: {})", error.code, error.category, error.message.trim_end_matches('.'))
+        }
+    }
+}
+
+impl Suite<'_> {
+    fn name(&self) -> &str {
+        &self.info.descriptor.name
+    }
+
+    fn call(&self, script: Script, input: &str) -> CallRecord {
+        self.scripts.set(script);
+        let context = CallContext::for_workspace("ws_conformance");
+        match self.host.call_recorded(self.name(), input, &context) {
+            Ok(record) => record,
+            Err(error) => unreachable!("the suite's own tool is loaded: {error}"),
+        }
+    }
+
+    fn sample(&self) -> String {
+        inputs::sample(&self.info.descriptor.input_schema).to_string()
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        let mut checks = vec![self.inputs()];
+        checks.extend(FAULTS.iter().map(|fault| self.fault(*fault)));
+        checks.push(self.determinism());
+        checks.push(self.limits());
+        checks.push(self.evidence());
+        checks
+    }
+
+    fn inputs(&self) -> Check {
+        let probes = inputs::probes(&self.info.descriptor.input_schema);
+        for probe in &probes {
+            let envelope = self.call(Script::Healthy, &probe.input).envelope;
+            let problem = if Envelope::from_value(&envelope.to_value()).is_err() {
+                Some("is not a valid envelope".to_owned())
+            } else if code(&envelope).is_some_and(|code| self.info.descriptor.declared(code).is_none()) {
+                Some(format!("returned undeclared {}", describe(&envelope)))
+            } else if matches!(code(&envelope), Some("tool_execution_failed" | "tool_timeout")) {
+                Some(format!("returned {}", describe(&envelope)))
+            } else if probe.malformed
+                && envelope.error.as_ref().is_none_or(|error| error.category.as_str() != "validation")
+            {
+                Some(format!("returned {}; malformed input must be a validation error", describe(&envelope)))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return check("envelope.inputs", false, format!("{}: {problem}", probe.label));
+            }
+        }
+        check(
+            "envelope.inputs",
+            true,
+            format!("{} generated inputs, each a valid envelope with a declared code", probes.len()),
+        )
+    }
+
+    fn fault(&self, fault: Fault) -> Check {
+        let id = format!("fault.{}", fault.id());
+        if self.info.world == World::NoCapability {
+            return check(id, true, "not applicable: the component imports no capability");
+        }
+        let record = self.call(Script::Fault(fault), &self.sample());
+        let reads = self.scripts.reads();
+        if reads.is_empty() {
+            return check(id, false, format!("the sample input {} never read the capability", self.sample()));
+        }
+        let expected = match (self.info.world, fault) {
+            (_, Fault::NeverAnswers) => "tool_timeout",
+            (World::WorkspaceTool, Fault::Status(401 | 403) | Fault::Denied) => "authorization_failed",
+            (World::WorkspaceTool, Fault::Status(404)) if reads.contains(&"job") => "job_not_found",
+            (World::WorkspaceTool, Fault::Status(404)) => "provider_request_rejected",
+            _ => "dependency_unavailable",
+        };
+        let text = record.envelope.to_json();
+        if text.contains(CANARY) {
+            return check(id, false, "the canary planted in the failure body reached the envelope");
+        }
+        match code(&record.envelope) {
+            Some(code) if code == expected => check(id, true, format!("{expected}, nothing leaked")),
+            _ => check(id, false, format!("returned {}; expected {expected}", describe(&record.envelope))),
+        }
+    }
+
+    fn determinism(&self) -> Check {
+        let first = self.call(Script::Healthy, &self.sample()).envelope.to_value();
+        let second = self.call(Script::Healthy, &self.sample()).envelope.to_value();
+        if first == second {
+            check("determinism", true, "two identical calls gave identical envelopes")
+        } else {
+            check("determinism", false, "two identical calls gave different envelopes")
+        }
+    }
+
+    fn limits(&self) -> Check {
+        let record = self.call(Script::Healthy, &self.sample());
+        let deadline = self.info.descriptor.deadline();
+        let memory_limit = u64::from(self.memory_limit) * 1024 * 1024;
+        let peak = record.peak_memory_bytes as u64;
+        let figures = format!(
+            "{:.1} ms of a {} ms deadline, {:.1} MiB of {} MiB memory",
+            record.duration.as_secs_f64() * 1000.0,
+            deadline.as_millis(),
+            peak as f64 / (1024.0 * 1024.0),
+            self.memory_limit
+        );
+        let failed = matches!(code(&record.envelope), Some("tool_execution_failed" | "tool_timeout"));
+        let fast = record.duration <= deadline / 4 && record.duration < Duration::from_millis(500);
+        let small = peak <= memory_limit / 2;
+        let passed = !failed && fast && small;
+        let verdict =
+            if failed { format!("returned {}; ", describe(&record.envelope)) } else { String::new() };
+        check("limits", passed, format!("{verdict}{figures}"))
+    }
+
+    fn evidence(&self) -> Check {
+        let record = self.call(Script::Healthy, &self.sample());
+        let envelope = &record.envelope;
+        if !envelope.is_success() {
+            return check("evidence", false, format!("a normal call returned {}", describe(envelope)));
+        }
+        if envelope.evidence.is_empty() {
+            return check("evidence", false, "a successful call returned no evidence");
+        }
+        if let Err(error) = Envelope::from_value(&envelope.to_value()) {
+            return check("evidence", false, error.to_string());
+        }
+        let bodies: Vec<String> =
+            self.scripts.bodies().iter().map(|body| String::from_utf8_lossy(body).into_owned()).collect();
+        for item in &envelope.evidence {
+            let Some(reference) = &item.reference else { continue };
+            if reference.trim().is_empty() {
+                return check("evidence", false, format!("{} has an empty reference", item.evidence_id));
+            }
+            let tail = reference.rsplit(['/', '=', '?']).next().unwrap_or(reference);
+            let returned = bodies
+                .iter()
+                .any(|body| body.contains(reference.as_str()) || (!tail.is_empty() && body.contains(tail)));
+            if !returned {
+                return check(
+                    "evidence",
+                    false,
+                    format!("{} cites `{reference}`, which the capability never returned", item.evidence_id),
+                );
+            }
+        }
+        let records = envelope.evidence.iter().filter(|item| item.reference.is_some()).count();
+        check(
+            "evidence",
+            true,
+            format!(
+                "{} items ({records} record-level), ids and references check out",
+                envelope.evidence.len()
+            ),
+        )
+    }
+}
