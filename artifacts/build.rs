@@ -22,6 +22,10 @@ const BUILTIN_TOOLS: &[&str] = &[
     "suggest_posting_windows",
 ];
 
+/// Test guests the benchmarks embed: (crate name, file stem).
+const BENCH_GUESTS: &[(&str, &str)] =
+    &[("testing-trivial", "testing_trivial"), ("hostile-loop", "hostile_loop")];
+
 /// Folders of test-only guests, each crate named `<folder>-<dir>`.
 const TEST_GUEST_FOLDERS: &[&str] = &["hostile", "testing"];
 
@@ -83,6 +87,12 @@ fn main() {
             let copied = copy_component(&built, &out_dir, &file);
             writeln!(source, "    ({:?}, {:?}),", format!("{folder}-{name}"), copied.display()).unwrap();
         }
+    }
+    source.push_str("];\n\n/// Guests `harmonia bench` measures: (crate name, component bytes).\n");
+    source.push_str("pub const BENCH_GUESTS: &[(&str, &[u8])] = &[\n");
+    for (name, file) in BENCH_GUESTS {
+        let copied = out_dir.join(format!("{file}.wasm"));
+        writeln!(source, "    ({name:?}, include_bytes!({:?})),", copied.display()).unwrap();
     }
     source.push_str("];\n");
     fs::write(out_dir.join("artifacts.rs"), source).expect("write artifacts.rs");

@@ -3,11 +3,18 @@
 //! - [`BUILTIN_TOOLS`]: the six Harmonia tools, embedded as bytes so the
 //!   host binary needs no plugin files.
 //! - [`TEST_GUESTS`]: hostile and test guests (`guest/hostile`,
-//!   `guest/testing`), as paths, for the test suite and benchmarks.
+//!   `guest/testing`), as paths, for the test suite.
+//! - [`BENCH_GUESTS`]: the trivial and runaway-loop guests, embedded for
+//!   `harmonia bench`.
 
 include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
 
 /// The path of the test guest crate `name` (such as `hostile-loop`).
 pub fn test_guest(name: &str) -> Option<&'static str> {
     TEST_GUESTS.iter().find(|(guest, _)| *guest == name).map(|(_, path)| *path)
+}
+
+/// The bytes of an embedded bench guest (`testing-trivial`, `hostile-loop`).
+pub fn bench_guest(name: &str) -> Option<&'static [u8]> {
+    BENCH_GUESTS.iter().find(|(guest, _)| *guest == name).map(|(_, bytes)| *bytes)
 }

@@ -125,6 +125,21 @@ pub enum Command {
         #[arg(long, default_value_t = 2000, value_name = "MS")]
         deadline_cap_ms: u32,
     },
+    /// Measure sandboxed call cost, loading, deadlines, scaling and memory.
+    Bench {
+        /// One JSON object on stdout (the table goes to stderr).
+        #[arg(long)]
+        json: bool,
+        /// A short run (figures are rougher).
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Remove every precompiled component from the cache.
+    Cache {
+        /// What to do.
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
     /// Manage the embedded workspace store.
     Workspace {
         /// What to do.
@@ -144,6 +159,17 @@ pub enum WorkspaceCommand {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
         /// Config file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}
+
+/// `harmonia cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Delete every cached component.
+    Clear {
+        /// Config file (for `cache.dir`).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },

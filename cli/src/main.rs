@@ -6,6 +6,7 @@
 //!   the subcommands.
 //! - `commands/*`: one module per subcommand.
 //! - [`demo`]: the offline story `harmonia demo` tells.
+//! - [`bench`]: `harmonia bench`, the performance figures.
 //!
 //! Exit codes: 0 success (for `call`: an envelope was printed, success or
 //! error); 1 a host failure (bad config, refused plugin, unknown tool) or a
@@ -13,6 +14,7 @@
 //! one line on stderr.
 
 mod args;
+mod bench;
 mod commands;
 mod demo;
 mod setup;

@@ -296,3 +296,45 @@ fn the_demo_tells_the_whole_story_offline() {
     assert_eq!(text.matches("verdict: ACCEPTED").count(), 8);
     assert_eq!(text.matches("verdict: REJECTED").count(), 22);
 }
+
+#[test]
+fn garbage_files_get_one_line_and_no_panic() {
+    let dir = TempDir::new("cli-garbage");
+    let garbage = dir.path().join("garbage.wasm");
+    let mut bytes = b"\0asm\x0d\0\x01\0".to_vec();
+    bytes.extend((0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    std::fs::write(&garbage, &bytes).unwrap();
+    let path = garbage.to_str().unwrap();
+    assert_one_line_failure(
+        &run(&mut harmonia(&["call", "x", "--plugin", path])),
+        1,
+        "not a valid WebAssembly component",
+    );
+    assert_one_line_failure(&run(&mut harmonia(&["inspect", path])), 1, "not a valid WebAssembly component");
+    assert_one_line_failure(&run(&mut harmonia(&["workspace", "import", path])), 2, "not contain valid UTF-8");
+    assert_one_line_failure(&run(&mut harmonia(&["tools", "--config", path])), 1, "cannot read config");
+    assert_one_line_failure(
+        &run(&mut harmonia(&["call", "x", "--plugin", "/no/such.wasm"])),
+        1,
+        "cannot read",
+    );
+    let output = run(&mut harmonia(&["conformance", "--json", path]));
+    assert_eq!(output.status.code(), Some(1));
+    let reports: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(reports[0]["checks"][0]["id"], "load.component");
+    assert_eq!(reports[0]["checks"][0]["passed"], false);
+    let mut session = harmonia(&["session", "--mock"]);
+    session.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = session.spawn().unwrap();
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().unwrap();
+        stdin.write_all(&bytes).unwrap();
+        stdin.write_all(b"\n{\"op\":\"skills\"}\n").unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.lines().last().unwrap().contains("\"skills\""), "the session went on: {text}");
+    assert!(text.lines().all(|line| serde_json::from_str::<Value>(line).is_ok()), "{text}");
+}

@@ -27,6 +27,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
+        Command::Bench { json, quick } => crate::bench::run(json, quick),
+        Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
+            cache_clear(config.as_deref())
+        }
         Command::Conformance { paths, json, config, web_fixture, workspace_fixture, deadline_cap_ms } => {
             conformance::run(
                 &paths,
@@ -38,4 +42,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             )
         }
     }
+}
+
+fn cache_clear(config: Option<&std::path::Path>) -> Result<ExitCode> {
+    let config = crate::setup::load_config(config)?;
+    let Some(dir) = config.cache.dir.or_else(harmonia_host::cache::default_dir) else {
+        anyhow::bail!("no cache directory: set cache.dir or HOME");
+    };
+    let removed = harmonia_host::cache::ComponentCache::clear(&dir)?;
+    println!("removed {removed} cached components from {}", dir.display());
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,12 +8,10 @@
 //! (case-insensitive); `hitsPerPage` bounds the hits.
 
 use super::document::WorkspaceDocument;
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
-use crate::capability::Receipt;
+use super::memory::MemorySource;
 use crate::capability::url::Url;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime};
 
 /// The demo workspace document (also what `harmonia demo` imports).
 pub const DEMO_WORKSPACE_JSON: &str = include_str!("../../../fixtures/demo_workspace.json");
@@ -36,59 +34,9 @@ fn hn_hits() -> &'static [Value] {
     })
 }
 
-/// The mock workspace source.
-#[derive(Debug, Default)]
-pub struct MockSource;
-
-impl MockSource {
-    /// The source.
-    pub fn new() -> Self {
-        Self
-    }
-}
-
-impl WorkspaceSource for MockSource {
-    fn kind(&self) -> &'static str {
-        "mock"
-    }
-
-    fn is_mock(&self) -> bool {
-        true
-    }
-
-    fn read(
-        &self,
-        _workspace: &str,
-        read: WorkspaceRead<'_>,
-        _deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
-        let started = Instant::now();
-        let document = demo_workspace();
-        let result = match read {
-            WorkspaceRead::Engagement => {
-                Ok(SourceDocument { body: document.engagement_json(), updated_at: None })
-            }
-            WorkspaceRead::Feed => {
-                let two_minutes_ago = SystemTime::now() - Duration::from_secs(120);
-                Ok(SourceDocument {
-                    body: Value::Object(document.feed.clone()).to_string(),
-                    updated_at: Some(crate::time::rfc3339_utc(two_minutes_ago)),
-                })
-            }
-            WorkspaceRead::Job(id) => document
-                .job(id)
-                .map(|job| SourceDocument { body: Value::Object(job.clone()).to_string(), updated_at: None })
-                .ok_or(ReadFailure::NotFound),
-        };
-        let target = format!("mock:{}", read.name());
-        let receipt = match &result {
-            Ok(document) => {
-                Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes())
-            }
-            Err(failure) => Receipt::new("workspace", target, failure.as_status(), started),
-        };
-        (result, receipt)
-    }
+/// The mock workspace source: the demo workspace, stamped mock.
+pub fn source() -> MemorySource {
+    MemorySource::new(demo_workspace().clone(), true)
 }
 
 /// The mock public web: a status and a JSON body for `url`.

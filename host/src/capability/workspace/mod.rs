@@ -6,12 +6,14 @@
 //! - [`http`]: the Harmonia web internal API, with a bearer token from the
 //!   environment;
 //! - [`mock`]: built-in fixtures, stamped `provenance: mock`.
+//! - [`memory`]: any document held in memory (the mock source is one).
 //!
 //! [`document`] is the workspace JSON document that `harmonia workspace
 //! import` loads and the mock source serves.
 
 pub mod document;
 pub mod http;
+pub mod memory;
 pub mod mock;
 pub mod sqlite;
 
@@ -108,11 +110,11 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
 /// The source the config names.
 pub fn from_config(config: &WorkspaceConfig, mock: bool) -> Result<Arc<dyn WorkspaceSource>, ConfigError> {
     if mock {
-        return Ok(Arc::new(mock::MockSource::new()));
+        return Ok(Arc::new(mock::source()));
     }
     Ok(match config.source {
         WorkspaceSourceKind::Sqlite => Arc::new(sqlite::SqliteSource::new(config.path.clone())),
         WorkspaceSourceKind::Http => Arc::new(http::HttpSource::new(config)?),
-        WorkspaceSourceKind::Mock => Arc::new(mock::MockSource::new()),
+        WorkspaceSourceKind::Mock => Arc::new(mock::source()),
     })
 }

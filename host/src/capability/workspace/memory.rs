@@ -1,0 +1,72 @@
+//! A workspace held in memory: the mock fixtures, or any document an
+//! embedder (or a benchmark) supplies.
+
+use super::document::WorkspaceDocument;
+use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use crate::capability::Receipt;
+use serde_json::Value;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Serves one workspace document for any workspace id.
+///
+/// In mock mode every read is stamped `provenance: mock`, and the feed
+/// always reads as updated two minutes before the read (so it is
+/// `current`); otherwise the document's own `updatedAt` is used.
+#[derive(Debug)]
+pub struct MemorySource {
+    document: WorkspaceDocument,
+    engagement: String,
+    mock: bool,
+}
+
+impl MemorySource {
+    /// Serve `document`; `mock` marks it as fixtures.
+    pub fn new(document: WorkspaceDocument, mock: bool) -> Self {
+        Self { engagement: document.engagement_json(), document, mock }
+    }
+}
+
+impl WorkspaceSource for MemorySource {
+    fn kind(&self) -> &'static str {
+        if self.mock { "mock" } else { "memory" }
+    }
+
+    fn is_mock(&self) -> bool {
+        self.mock
+    }
+
+    fn read(
+        &self,
+        _workspace: &str,
+        read: WorkspaceRead<'_>,
+        _deadline: Instant,
+    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+        let started = Instant::now();
+        let result = match read {
+            WorkspaceRead::Engagement => {
+                Ok(SourceDocument { body: self.engagement.clone(), updated_at: None })
+            }
+            WorkspaceRead::Feed => {
+                let updated_at = if self.mock {
+                    Some(crate::time::rfc3339_utc(SystemTime::now() - Duration::from_secs(120)))
+                } else {
+                    self.document.updated_at.clone()
+                };
+                Ok(SourceDocument { body: Value::Object(self.document.feed.clone()).to_string(), updated_at })
+            }
+            WorkspaceRead::Job(id) => self
+                .document
+                .job(id)
+                .map(|job| SourceDocument { body: Value::Object(job.clone()).to_string(), updated_at: None })
+                .ok_or(ReadFailure::NotFound),
+        };
+        let target = format!("{}:{}", self.kind(), read.name());
+        let receipt = match &result {
+            Ok(document) => {
+                Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes())
+            }
+            Err(failure) => Receipt::new("workspace", target, failure.as_status(), started),
+        };
+        (result, receipt)
+    }
+}
