@@ -80,6 +80,17 @@ fn config_lowers_the_deadline_never_raises_it() {
 }
 
 #[test]
+fn fuel_when_asked_for_bounds_instructions() {
+    let mut config = bare_config();
+    config.limits.fuel = Some(5_000_000);
+    let (host, _) = host_with(config, &["hostile-loop", "testing-trivial"]);
+    let started = Instant::now();
+    assert_eq!(call(&host, "hostile_loop"), execution_failed("The tool exceeded its instruction budget."));
+    assert!(started.elapsed() < Duration::from_millis(900), "fuel, not the deadline, stopped it");
+    assert_healthy(&host);
+}
+
+#[test]
 fn memory_bomb_hits_the_memory_limit() {
     let (host, log) = hostile_host();
     assert_eq!(call(&host, "hostile_oom"), execution_failed("The tool exceeded its memory limit."));

@@ -42,7 +42,8 @@ fn only_own_data(value: &Value, own: &str, other: &str) -> bool {
 }
 
 fn check(host: &Host, call: usize) {
-    let (own, other, workspace) = if call.is_multiple_of(2) { ("a", "b", "ws_a") } else { ("b", "a", "ws_b") };
+    let (own, other, workspace) =
+        if call.is_multiple_of(2) { ("a", "b", "ws_a") } else { ("b", "a", "ws_b") };
     let context = CallContext::for_workspace(workspace);
     match (call / 2) % 5 {
         0 => {

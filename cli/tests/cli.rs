@@ -311,7 +311,11 @@ fn garbage_files_get_one_line_and_no_panic() {
         "not a valid WebAssembly component",
     );
     assert_one_line_failure(&run(&mut harmonia(&["inspect", path])), 1, "not a valid WebAssembly component");
-    assert_one_line_failure(&run(&mut harmonia(&["workspace", "import", path])), 2, "not contain valid UTF-8");
+    assert_one_line_failure(
+        &run(&mut harmonia(&["workspace", "import", path])),
+        2,
+        "not contain valid UTF-8",
+    );
     assert_one_line_failure(&run(&mut harmonia(&["tools", "--config", path])), 1, "cannot read config");
     assert_one_line_failure(
         &run(&mut harmonia(&["call", "x", "--plugin", "/no/such.wasm"])),
@@ -337,4 +341,18 @@ fn garbage_files_get_one_line_and_no_panic() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.lines().last().unwrap().contains("\"skills\""), "the session went on: {text}");
     assert!(text.lines().all(|line| serde_json::from_str::<Value>(line).is_ok()), "{text}");
+}
+
+#[test]
+fn cache_clear_removes_the_precompiled_components() {
+    let dir = TempDir::new("cli-cache");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(&config, "[cache]\ndir = \"components\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert_eq!(run(&mut harmonia(&["tools", "--config", config])).status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(dir.path().join("components")).unwrap().count(), 6);
+    let output = run(&mut harmonia(&["cache", "clear", "--config", config]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("removed 6 cached components"));
+    assert_eq!(std::fs::read_dir(dir.path().join("components")).unwrap().count(), 0);
 }

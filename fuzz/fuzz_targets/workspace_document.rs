@@ -9,7 +9,8 @@ fuzz_target!(|data: &[u8]| {
     match WorkspaceDocument::parse(&text) {
         Ok(document) => {
             assert!(!document.workspace_id.is_empty());
-            let engagement: serde_json::Value = serde_json::from_str(&document.engagement_json()).expect("engagement JSON");
+            let engagement: serde_json::Value =
+                serde_json::from_str(&document.engagement_json()).expect("engagement JSON");
             assert_eq!(engagement["posts"].as_array().map(Vec::len), Some(document.measured_posts().count()));
         }
         Err(error) => assert!(error.path.starts_with('$')),

@@ -2,26 +2,45 @@
 //!
 //! Fuzzing builds everything with coverage instrumentation; pulling the
 //! parsers and the validator in by path keeps wasmtime, SQLite and the
-//! HTTP client out of that build. The files are the host's own, unchanged.
+//! HTTP client out of that build. The files are the host's own, unchanged;
+//! the modules are re-exported at the paths the host uses (`#[path]` is
+//! only used at the top level, where it is relative to `src/`).
 
 #![allow(dead_code, missing_docs, unreachable_pub)]
 
+#[path = "../../host/src/config.rs"]
+pub mod config;
 #[path = "../../host/src/contract.rs"]
 pub mod contract;
 #[path = "../../host/src/descriptor.rs"]
 pub mod descriptor;
 #[path = "../../host/src/envelope.rs"]
 pub mod envelope;
-#[path = "../../host/src/config.rs"]
-pub mod config;
+
+#[path = "../../host/src/capability/url.rs"]
+#[doc(hidden)]
+pub mod capability_url;
+#[path = "../../host/src/liaison/answer.rs"]
+#[doc(hidden)]
+pub mod liaison_answer;
+#[path = "../../host/src/liaison/skills.rs"]
+#[doc(hidden)]
+pub mod liaison_skills;
+#[path = "../../host/src/liaison/trace.rs"]
+#[doc(hidden)]
+pub mod liaison_trace;
+#[path = "../../host/src/liaison/validator.rs"]
+#[doc(hidden)]
+pub mod liaison_validator;
+#[path = "../../host/src/capability/workspace/document.rs"]
+#[doc(hidden)]
+pub mod workspace_document;
 
 pub mod capability {
-    #[path = "../../host/src/capability/url.rs"]
-    pub mod url;
+    pub use super::capability_url as url;
 
     pub mod workspace {
-        #[path = "../../../host/src/capability/workspace/document.rs"]
-        pub mod document;
+        pub use crate::workspace_document as document;
     }
 
     pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -31,12 +50,8 @@ pub mod capability {
 }
 
 pub mod liaison {
-    #[path = "../../host/src/liaison/answer.rs"]
-    pub mod answer;
-    #[path = "../../host/src/liaison/skills.rs"]
-    pub mod skills;
-    #[path = "../../host/src/liaison/trace.rs"]
-    pub mod trace;
-    #[path = "../../host/src/liaison/validator.rs"]
-    pub mod validator;
+    pub use super::liaison_answer as answer;
+    pub use super::liaison_skills as skills;
+    pub use super::liaison_trace as trace;
+    pub use super::liaison_validator as validator;
 }

@@ -1,0 +1,107 @@
+//! The precompiled component cache: entries are reused, and a corrupt,
+//! truncated or mismatched entry is discarded and rebuilt, never loaded.
+
+use harmonia_host::config::HostConfig;
+use harmonia_host::log::MemoryLog;
+use harmonia_host::{CallContext, Host};
+use harmonia_testkit::tempdir::TempDir;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Start a host over the six tools with the cache in `dir`; the cache
+/// outcome of each plugin, from the log.
+fn start(dir: &Path, memory_mib: u32) -> (Host, Vec<String>) {
+    let mut config = HostConfig::default();
+    config.cache.dir = Some(dir.to_owned());
+    config.limits.memory_mib = memory_mib;
+    let log = Arc::new(MemoryLog::default());
+    let host = Host::builder(config).log(log.clone()).build().unwrap();
+    let outcomes = log
+        .records()
+        .into_iter()
+        .filter(|record| record.event == "plugin.loaded")
+        .filter_map(|record| {
+            record.fields.into_iter().find(|(key, _)| *key == "cache").map(|(_, value)| value)
+        })
+        .collect();
+    (host, outcomes)
+}
+
+fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cwasm"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn works(host: &Host) {
+    let envelope = host.call("get_job_status", r#"{"job_id": " "}"#, &CallContext::default()).unwrap();
+    assert_eq!(envelope.error.unwrap().code, "invalid_job_id");
+}
+
+#[test]
+fn entries_are_reused_and_broken_ones_rebuilt() {
+    let dir = TempDir::new("cache");
+    let (_, first) = start(dir.path(), 64);
+    assert_eq!(first, vec!["miss"; 6]);
+    let (host, second) = start(dir.path(), 64);
+    assert_eq!(second, vec!["hit"; 6]);
+    works(&host);
+
+    let files = entries(dir.path());
+    assert_eq!(files.len(), 6);
+    let corrupt = &files[0];
+    let mut bytes = std::fs::read(corrupt).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(corrupt, &bytes).unwrap();
+    let truncated = &files[1];
+    let bytes = std::fs::read(truncated).unwrap();
+    std::fs::write(truncated, &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(&files[2], b"").unwrap();
+    let (host, third) = start(dir.path(), 64);
+    assert_eq!(third.iter().filter(|outcome| *outcome == "rebuilt").count(), 3, "{third:?}");
+    assert_eq!(third.iter().filter(|outcome| *outcome == "hit").count(), 3, "{third:?}");
+    works(&host);
+    let (_, fourth) = start(dir.path(), 64);
+    assert_eq!(fourth, vec!["hit"; 6], "rebuilt entries are stored again");
+}
+
+#[test]
+fn an_entry_from_another_engine_is_never_loaded() {
+    let dir = TempDir::new("cache-mismatch");
+    start(dir.path(), 64);
+    let ours = entries(dir.path());
+    // Another engine (other memory limits) has another key: its own entries.
+    let (_, other) = start(dir.path(), 32);
+    assert_eq!(other, vec!["miss"; 6]);
+    let theirs: Vec<_> = entries(dir.path()).into_iter().filter(|path| !ours.contains(path)).collect();
+    assert_eq!(theirs.len(), 6);
+    // Put the other engine's (checksummed, valid) artifacts under our names.
+    for (mine, foreign) in ours.iter().zip(&theirs) {
+        let component = mine.file_name().unwrap().to_string_lossy().split('-').next().unwrap().to_owned();
+        let same_component = theirs
+            .iter()
+            .find(|path| path.file_name().unwrap().to_string_lossy().starts_with(&component))
+            .unwrap_or(foreign);
+        std::fs::copy(same_component, mine).unwrap();
+    }
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes, vec!["rebuilt"; 6]);
+    works(&host);
+}
+
+#[test]
+fn a_directory_others_can_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("cache-open");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes, vec!["bypassed"; 6]);
+    assert!(entries(dir.path()).is_empty());
+    works(&host);
+}
