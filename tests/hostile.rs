@@ -153,6 +153,18 @@ fn contract_codes_carry_the_contracts_message_not_the_guests() {
 }
 
 #[test]
+fn inputs_over_one_mib_are_refused_unread() {
+    let (host, _) = hostile_host();
+    let big = format!("{{\"blob\": \"{}\"}}", "x".repeat(1024 * 1024));
+    assert_eq!(
+        host.call("trivial_probe", &big, &CallContext::default()).unwrap().to_value(),
+        json!({"status": "error", "data": null, "error": {"code": "invalid_input", "category": "validation",
+            "message": "The input is not a JSON object of this tool's schema.", "retryable": false}, "evidence": []})
+    );
+    assert_healthy(&host);
+}
+
+#[test]
 fn static_state_never_survives_a_call() {
     let (host, _) = hostile_host();
     for _ in 0..20 {

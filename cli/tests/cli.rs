@@ -230,32 +230,23 @@ fn the_http_source_reads_its_token_from_the_environment() {
         ),
     )
     .unwrap();
-    let mut command = harmonia(&[
+    let config = config.to_str().unwrap();
+    let args = [
         "call",
         "get_job_status",
         "--config",
-        config.to_str().unwrap(),
+        config,
         "--workspace",
         "ws_9",
         "--input",
         r#"{"job_id": "job-1"}"#,
-    ]);
-    let value = envelope(&run(command.env("HARMONIA_TEST_TOKEN", "secret-token")));
+    ];
+    let value = envelope(&run(harmonia(&args).env("HARMONIA_TEST_TOKEN", "secret-token")));
     assert_eq!(value["data"]["job"]["status"], "done");
     let request = &server.requests()[0];
     assert_eq!(request.headers["authorization"], "Bearer secret-token");
     assert_eq!(request.headers["x-workspace-id"], "ws_9");
-    let value = envelope(&run(harmonia(&[
-        "call",
-        "get_job_status",
-        "--config",
-        config.to_str().unwrap(),
-        "--workspace",
-        "ws_9",
-        "--input",
-        r#"{"job_id": "job-1"}"#,
-    ])
-    .env_remove("HARMONIA_TEST_TOKEN")));
+    let value = envelope(&run(harmonia(&args).env_remove("HARMONIA_TEST_TOKEN")));
     assert_eq!(value["error"]["code"], "authorization_failed");
 }
 

@@ -308,28 +308,25 @@ impl Host {
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
         let plugin = self.plugin(tool).ok_or_else(|| CallError::UnknownTool(tool.to_owned()))?;
-        let deadline = self.deadline(tool).unwrap_or_default();
-        let run = if input.len() > MAX_INPUT_BYTES {
-            None
-        } else {
-            let binding = self.binding(plugin.info.world, context);
-            let inner = &self.inner;
-            Some(sandbox::invoke(
-                &inner.runtime,
-                &plugin.pre,
-                &plugin.info.descriptor,
-                deadline,
-                inner.limits,
-                binding,
-                input,
-            ))
-        };
-        let duration = started.elapsed();
-        let Some(run) = run else {
+        if input.len() > MAX_INPUT_BYTES {
             let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
+            let duration = started.elapsed();
             self.log_call(tool, &envelope, duration, context, 0);
             return Ok(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 });
-        };
+        }
+        let deadline = self.deadline(tool).unwrap_or_default();
+        let binding = self.binding(plugin.info.world, context);
+        let inner = &self.inner;
+        let run = sandbox::invoke(
+            &inner.runtime,
+            &plugin.pre,
+            &plugin.info.descriptor,
+            deadline,
+            inner.limits,
+            binding,
+            input,
+        );
+        let duration = started.elapsed();
         self.log_guest_output(tool, context, &run);
         self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
         Ok(CallRecord {

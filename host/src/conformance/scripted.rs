@@ -3,7 +3,9 @@
 
 use crate::capability::Receipt;
 use crate::capability::public_web::{PublicWebSource, WebAnswer, WebFailure, WebResponse, failure_status};
-use crate::capability::workspace::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use crate::capability::workspace::{
+    ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt,
+};
 use serde_json::{Value, json};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -260,11 +262,7 @@ impl WorkspaceSource for ScriptedWorkspace {
                 })
             }
         };
-        let status = match &result {
-            Ok(_) => "ok",
-            Err(failure) => failure.as_status(),
-        };
-        let receipt = Receipt::new("workspace", format!("conformance:{name}"), status, started);
+        let receipt = read_receipt(format!("conformance:{name}"), &result, started);
         (result, receipt)
     }
 }

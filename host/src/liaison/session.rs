@@ -125,17 +125,9 @@ impl Session {
         self.skill = Some(found.name.clone());
         let sequence = self.next_sequence();
         self.trace.entries.push(TraceEntry {
-            sequence,
-            kind: EntryKind::SkillActivation,
             skill: Some(found.name.clone()),
             sha256: Some(found.sha256.clone()),
-            name: None,
-            args: None,
-            attempt: None,
-            duration_ms: None,
-            reason: None,
-            response: None,
-            receipts: None,
+            ..TraceEntry::new(sequence, EntryKind::SkillActivation)
         });
         Ok(found)
     }
@@ -180,17 +172,10 @@ impl Session {
         let sequence = self.next_sequence();
         let attempt = self.attempts().filter(|entry| entry.name.as_deref() == Some(tool)).count() as u32 + 1;
         let mut entry = TraceEntry {
-            sequence,
-            kind: EntryKind::ToolCall,
-            skill: None,
-            sha256: None,
             name: Some(tool.to_owned()),
             args: Some(args.clone()),
             attempt: Some(attempt),
-            duration_ms: None,
-            reason: None,
-            response: None,
-            receipts: None,
+            ..TraceEntry::new(sequence, EntryKind::ToolCall)
         };
         let envelope = match self.guard(tool) {
             Some(rule) => {

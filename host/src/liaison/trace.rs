@@ -81,6 +81,23 @@ pub struct Trace {
 pub struct TraceError(pub String);
 
 impl TraceEntry {
+    /// An entry of `kind` at `sequence` with every optional field empty.
+    pub fn new(sequence: u64, kind: EntryKind) -> Self {
+        Self {
+            sequence,
+            kind,
+            skill: None,
+            sha256: None,
+            name: None,
+            args: None,
+            attempt: None,
+            duration_ms: None,
+            reason: None,
+            response: None,
+            receipts: None,
+        }
+    }
+
     fn check_shape(&self, index: usize) -> Result<(), TraceError> {
         let at = |what: &str| TraceError(format!("entry {index}: {what}"));
         let has = |present: bool, field: &str| {

@@ -757,19 +757,7 @@ mod tests {
     }
 
     fn entry(kind: EntryKind) -> TraceEntry {
-        TraceEntry {
-            sequence: 0,
-            kind,
-            skill: None,
-            sha256: None,
-            name: None,
-            args: None,
-            attempt: None,
-            duration_ms: None,
-            reason: None,
-            response: None,
-            receipts: None,
-        }
+        TraceEntry::new(0, kind)
     }
 
     fn activation(skill_text: &str) -> TraceEntry {

@@ -2,7 +2,7 @@
 //! embedder (or a benchmark) supplies.
 
 use super::document::WorkspaceDocument;
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
 use crate::capability::Receipt;
 use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime};
@@ -60,13 +60,7 @@ impl WorkspaceSource for MemorySource {
                 .map(|job| SourceDocument { body: Value::Object(job.clone()).to_string(), updated_at: None })
                 .ok_or(ReadFailure::NotFound),
         };
-        let target = format!("{}:{}", self.kind(), read.name());
-        let receipt = match &result {
-            Ok(document) => {
-                Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes())
-            }
-            Err(failure) => Receipt::new("workspace", target, failure.as_status(), started),
-        };
+        let receipt = read_receipt(format!("{}:{}", self.kind(), read.name()), &result, started);
         (result, receipt)
     }
 }

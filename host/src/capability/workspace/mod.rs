@@ -82,6 +82,19 @@ impl ReadFailure {
     }
 }
 
+/// The receipt of a read that started at `started`: `ok` with the body's
+/// size and hash, or the failure's status.
+pub fn read_receipt(
+    target: String,
+    result: &Result<SourceDocument, ReadFailure>,
+    started: Instant,
+) -> Receipt {
+    match result {
+        Ok(document) => Receipt::new("workspace", target, "ok", started).with_body(document.body.as_bytes()),
+        Err(failure) => Receipt::new("workspace", target, failure.as_status(), started),
+    }
+}
+
 /// A source of workspace data.
 pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
     /// `sqlite`, `http` or `mock`.

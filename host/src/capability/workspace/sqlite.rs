@@ -8,7 +8,7 @@
 //! failed import leaves the store as it was.
 
 use super::document::{Post, WorkspaceDocument, engagement_json};
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
 use crate::capability::{Receipt, remaining};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
@@ -157,17 +157,15 @@ impl WorkspaceSource for SqliteSource {
         let _ = connection.progress_handler(1000, Some(move || Instant::now() >= deadline));
         let outcome = Self::query(&connection, workspace, read);
         self.give_back(connection);
-        match outcome {
-            Ok(Ok(document)) => {
-                let receipt = receipt("ok").with_body(document.body.as_bytes());
-                (Ok(document), receipt)
-            }
-            Ok(Err(failure)) => (Err(failure), receipt(failure.as_status())),
+        let result = match outcome {
+            Ok(result) => result,
             Err(error) if error.sqlite_error_code() == Some(ErrorCode::OperationInterrupted) => {
-                (Err(ReadFailure::TimedOut), receipt("timed_out"))
+                Err(ReadFailure::TimedOut)
             }
-            Err(_) => (Err(ReadFailure::Unavailable), receipt("unavailable")),
-        }
+            Err(_) => Err(ReadFailure::Unavailable),
+        };
+        let receipt = read_receipt(target, &result, started);
+        (result, receipt)
     }
 }
 
