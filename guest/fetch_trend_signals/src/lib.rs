@@ -37,24 +37,7 @@ pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
     Ok(Output::new(json!({"signals": signals, "count": signals.len()}), evidence))
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use harmonia_guest_sdk::{Descriptor, Output, Tool, ToolError};
-
-    struct FetchTrendSignals;
-
-    impl Tool for FetchTrendSignals {
-        fn descriptor() -> Descriptor {
-            super::descriptor()
-        }
-
-        fn invoke(input: &str) -> Result<Output, ToolError> {
-            super::run(&harmonia_guest_sdk::HostPublicWeb, input)
-        }
-    }
-
-    harmonia_guest_sdk::export_tool!(FetchTrendSignals);
-}
+harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
 
 #[cfg(test)]
 mod tests {

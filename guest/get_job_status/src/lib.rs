@@ -136,24 +136,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     ))
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use harmonia_guest_sdk::{Descriptor, Output, Tool, ToolError};
-
-    struct GetJobStatus;
-
-    impl Tool for GetJobStatus {
-        fn descriptor() -> Descriptor {
-            super::descriptor()
-        }
-
-        fn invoke(input: &str) -> Result<Output, ToolError> {
-            super::run(&harmonia_guest_sdk::HostWorkspace, input)
-        }
-    }
-
-    harmonia_guest_sdk::export_tool!(GetJobStatus);
-}
+harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {

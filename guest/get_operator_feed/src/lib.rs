@@ -93,24 +93,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     Ok(Output::new(data, vec![Evidence::dataset("harmonia_feed")]))
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use harmonia_guest_sdk::{Descriptor, Output, Tool, ToolError};
-
-    struct GetOperatorFeed;
-
-    impl Tool for GetOperatorFeed {
-        fn descriptor() -> Descriptor {
-            super::descriptor()
-        }
-
-        fn invoke(input: &str) -> Result<Output, ToolError> {
-            super::run(&harmonia_guest_sdk::HostWorkspace, input)
-        }
-    }
-
-    harmonia_guest_sdk::export_tool!(GetOperatorFeed);
-}
+harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {

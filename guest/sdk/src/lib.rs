@@ -1,7 +1,9 @@
 //! Write a Harmonia tool as a WebAssembly component: only its logic.
 //!
-//! A tool crate implements [`Tool`] and calls [`export_tool!`]; everything
-//! else (the WIT bindings, the conversions, the contract's errors) lives here.
+//! A tool crate implements [`Tool`] and calls [`export_tool!`], or writes
+//! `descriptor()` and `run(&capability, input)` and calls
+//! [`export_logic!`]; everything else (the WIT bindings, the conversions,
+//! the contract's errors) lives here.
 //!
 //! Parts:
 //! - [`error`]: error categories, [`ToolError`] and the contract's stable codes.
@@ -75,6 +77,37 @@ macro_rules! export_tool {
             }
 
     $crate::guest::bindings::export!(HarmoniaToolExport with_types_in $crate::guest::bindings);
+        };
+    };
+}
+
+/// Export a tool written as two plain functions: `descriptor()` and
+/// `run(&capability, input)`, run against the host's capability.
+///
+/// ```ignore
+/// harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
+/// ```
+///
+/// Like [`export_tool!`], it expands to nothing off wasm32, so `run` stays
+/// testable natively with fake capabilities.
+#[macro_export]
+macro_rules! export_logic {
+    ($descriptor:path, $run:path, $capability:expr) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct HarmoniaTool;
+
+            impl $crate::Tool for HarmoniaTool {
+                fn descriptor() -> $crate::Descriptor {
+                    $descriptor()
+                }
+
+                fn invoke(input: &str) -> ::std::result::Result<$crate::Output, $crate::ToolError> {
+                    $run(&$capability, input)
+                }
+            }
+
+            $crate::export_tool!(HarmoniaTool);
         };
     };
 }

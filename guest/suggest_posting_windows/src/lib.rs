@@ -151,24 +151,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     Ok(Output::new(data, evidence))
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use harmonia_guest_sdk::{Descriptor, Output, Tool, ToolError};
-
-    struct SuggestPostingWindows;
-
-    impl Tool for SuggestPostingWindows {
-        fn descriptor() -> Descriptor {
-            super::descriptor()
-        }
-
-        fn invoke(input: &str) -> Result<Output, ToolError> {
-            super::run(&harmonia_guest_sdk::HostWorkspace, input)
-        }
-    }
-
-    harmonia_guest_sdk::export_tool!(SuggestPostingWindows);
-}
+harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 //!
 //! A template for a Harmonia tool: the logic is a plain function over the
 //! `PublicWeb` capability (so it can be tested natively), the contract is
-//! a `Descriptor`, and `export_tool!` turns it into a component.
+//! a `Descriptor`, and `export_logic!` turns both into a component.
 
 use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::{Descriptor, Evidence, Input, Output, PublicWeb, Scope, ToolError};
@@ -58,24 +58,9 @@ pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
     Ok(Output::new(data, evidence))
 }
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use harmonia_guest_sdk::{Descriptor, Output, Tool, ToolError};
-
-    struct HnTopStory;
-
-    impl Tool for HnTopStory {
-        fn descriptor() -> Descriptor {
-            super::descriptor()
-        }
-
-        fn invoke(input: &str) -> Result<Output, ToolError> {
-            super::run(&harmonia_guest_sdk::HostPublicWeb, input)
-        }
-    }
-
-    harmonia_guest_sdk::export_tool!(HnTopStory);
-}
+// The export: `describe` answers with `descriptor()`, `invoke` runs `run`
+// against the host's public web.
+harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
 
 #[cfg(test)]
 mod tests {
