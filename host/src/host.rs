@@ -359,6 +359,9 @@ impl Host {
         context: &CallContext,
         receipts: usize,
     ) {
+        if !self.inner.logger.enabled(Level::Info) {
+            return;
+        }
         let mut fields = vec![
             ("tool", tool.to_owned()),
             ("status", if envelope.is_success() { "success".into() } else { "error".into() }),
@@ -377,6 +380,9 @@ impl Host {
     }
 
     fn log_guest_output(&self, tool: &str, context: &CallContext, run: &sandbox::CallRun) {
+        if !self.inner.logger.enabled(Level::Debug) {
+            return;
+        }
         let trace = context.trace_id.clone().unwrap_or_default();
         for (event, (text, dropped)) in [("guest.stdout", &run.stdout), ("guest.stderr", &run.stderr)] {
             if !text.is_empty() || *dropped > 0 {

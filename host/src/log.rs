@@ -60,6 +60,12 @@ impl fmt::Display for LogRecord {
 pub trait LogSink: Send + Sync {
     /// Receive one record.
     fn log(&self, record: &LogRecord);
+
+    /// Whether records at `level` are wanted; the host skips building the
+    /// others (its per-call records are on the hot path).
+    fn enabled(&self, _level: Level) -> bool {
+        true
+    }
 }
 
 /// Writes records at or above a level to stderr, one line each.
@@ -71,9 +77,13 @@ pub struct StderrLog {
 
 impl LogSink for StderrLog {
     fn log(&self, record: &LogRecord) {
-        if record.level <= self.min_level {
+        if self.enabled(record.level) {
             eprintln!("harmonia: {record}");
         }
+    }
+
+    fn enabled(&self, level: Level) -> bool {
+        level <= self.min_level
     }
 }
 
@@ -83,6 +93,10 @@ pub struct NullLog;
 
 impl LogSink for NullLog {
     fn log(&self, _record: &LogRecord) {}
+
+    fn enabled(&self, _level: Level) -> bool {
+        false
+    }
 }
 
 /// Keeps every record in memory (for tests and embedders that ship logs).
@@ -122,8 +136,15 @@ impl Logger {
         Self(sink)
     }
 
+    /// Whether records at `level` reach the sink.
+    pub fn enabled(&self, level: Level) -> bool {
+        self.0.enabled(level)
+    }
+
     /// Send one record.
     pub fn emit(&self, level: Level, event: &'static str, fields: Vec<(&'static str, String)>) {
-        self.0.log(&LogRecord { level, event, fields });
+        if self.enabled(level) {
+            self.0.log(&LogRecord { level, event, fields });
+        }
     }
 }
