@@ -83,12 +83,12 @@ impl CallState {
         self.timed_out |= timed_out;
     }
 
-    /// Read from the bound source: the document, the workspace's update
-    /// time, and the time of the read.
+    /// Read from the bound source: the document and the workspace's
+    /// update time.
     fn workspace_read(
         &mut self,
         read: WorkspaceRead<'_>,
-    ) -> Result<(String, Option<String>, String), workspace::ReadError> {
+    ) -> Result<(String, Option<String>), workspace::ReadError> {
         let started = Instant::now();
         let (Some(source), Some(workspace_id)) =
             (self.binding.workspace_source.clone(), self.binding.workspace_id.clone())
@@ -98,19 +98,16 @@ impl CallState {
             self.record(receipt, false, false);
             return Err(workspace::ReadError::Unauthorized);
         };
-        let read_at = source.read_at();
         let (result, receipt) = source.read(&workspace_id, read, self.deadline);
         let timed_out = matches!(result, Err(ReadFailure::TimedOut)) || remaining(self.deadline).is_none();
         self.record(receipt, source.is_mock(), timed_out);
-        result.map(|document| (document.body, document.updated_at, read_at)).map_err(
-            |failure| match failure {
-                ReadFailure::Unauthorized => workspace::ReadError::Unauthorized,
-                ReadFailure::NotFound => workspace::ReadError::NotFound,
-                ReadFailure::Rejected => workspace::ReadError::Rejected,
-                ReadFailure::Unavailable => workspace::ReadError::Unavailable,
-                ReadFailure::TimedOut => workspace::ReadError::TimedOut,
-            },
-        )
+        result.map(|document| (document.body, document.updated_at)).map_err(|failure| match failure {
+            ReadFailure::Unauthorized => workspace::ReadError::Unauthorized,
+            ReadFailure::NotFound => workspace::ReadError::NotFound,
+            ReadFailure::Rejected => workspace::ReadError::Rejected,
+            ReadFailure::Unavailable => workspace::ReadError::Unavailable,
+            ReadFailure::TimedOut => workspace::ReadError::TimedOut,
+        })
     }
 }
 
@@ -156,7 +153,13 @@ impl workspace::Host for CallState {
     }
 
     fn feed(&mut self) -> Result<workspace::FeedRead, workspace::ReadError> {
-        let (document, updated_at, read_at) = self.workspace_read(WorkspaceRead::Feed)?;
+        // Stamped as the read starts; a scripted source fixes the time.
+        let read_at = self
+            .binding
+            .workspace_source
+            .as_ref()
+            .map_or_else(crate::time::now_rfc3339, |source| source.read_at());
+        let (document, updated_at) = self.workspace_read(WorkspaceRead::Feed)?;
         Ok(workspace::FeedRead { document, updated_at, read_at })
     }
 

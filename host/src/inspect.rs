@@ -10,7 +10,6 @@ use crate::plugin::{self, PluginOrigin};
 use crate::policy::ImportPolicy;
 use crate::sandbox::CallLimits;
 use serde::Serialize;
-use wasmtime::component::Component;
 
 /// What `harmonia inspect` reports.
 #[derive(Clone, Debug, Serialize)]
@@ -35,12 +34,9 @@ pub struct Inspection {
 pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, String> {
     let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, None)
         .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
-    let component = Component::from_binary(&runtime.engine, bytes).map_err(|error| {
-        format!(
-            "{origin}: not a valid WebAssembly component: {}",
-            error.to_string().lines().next().unwrap_or("")
-        )
-    })?;
+    let sha256 = sha256_hex(bytes);
+    let (component, cache) =
+        plugin::compile(&runtime, bytes, &sha256, &origin).map_err(|error| error.to_string())?;
     let (imports, exports) = plugin::interface_names(&runtime, &component);
     let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
     let world = policy
@@ -52,10 +48,10 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
         fuel: config.limits.fuel,
     };
     let descriptor = match &world {
-        Ok(_) => plugin::load(&runtime, policy, limits, bytes, origin, None)
+        Ok(_) => plugin::load_compiled(&runtime, policy, limits, &component, sha256.clone(), origin, cache)
             .map(|plugin| plugin.info.descriptor)
             .map_err(|error| error.to_string()),
         Err(_) => Err("not run: its imports are refused".to_owned()),
     };
-    Ok(Inspection { sha256: sha256_hex(bytes), bytes: bytes.len(), imports, exports, world, descriptor })
+    Ok(Inspection { sha256, bytes: bytes.len(), imports, exports, world, descriptor })
 }

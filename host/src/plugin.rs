@@ -158,6 +158,21 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
     })
 }
 
+/// Compile `bytes` (from the precompiled cache when the runtime has one).
+pub fn compile(
+    runtime: &Runtime,
+    bytes: &[u8],
+    sha256: &str,
+    origin: &PluginOrigin,
+) -> Result<(Component, CacheOutcome), LoadError> {
+    let compiled = match &runtime.cache {
+        Some(cache) => cache.component(&runtime.engine, bytes, sha256),
+        None => Component::from_binary(&runtime.engine, bytes)
+            .map(|component| (component, CacheOutcome::Bypassed)),
+    };
+    compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })
+}
+
 /// Load one plugin from its bytes.
 pub fn load(
     runtime: &Runtime,
@@ -173,14 +188,22 @@ pub fn load(
     {
         return Err(LoadError::Pin { origin, expected: expected.to_owned(), actual: sha256 });
     }
-    let compiled = match &runtime.cache {
-        Some(cache) => cache.component(&runtime.engine, bytes, &sha256),
-        None => Component::from_binary(&runtime.engine, bytes)
-            .map(|component| (component, CacheOutcome::Bypassed)),
-    };
-    let (component, cache) = compiled
-        .map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })?;
-    let (imports, exports) = interface_names(runtime, &component);
+    let (component, cache) = compile(runtime, bytes, &sha256, &origin)?;
+    load_compiled(runtime, policy, limits, &component, sha256, origin, cache)
+}
+
+/// Check and prepare a compiled component: imports, export, `describe`,
+/// descriptor and scope.
+pub fn load_compiled(
+    runtime: &Runtime,
+    policy: ImportPolicy,
+    limits: CallLimits,
+    component: &Component,
+    sha256: String,
+    origin: PluginOrigin,
+    cache: CacheOutcome,
+) -> Result<Plugin, LoadError> {
+    let (imports, exports) = interface_names(runtime, component);
     let world = policy
         .classify(imports.iter().map(String::as_str))
         .map_err(|error| LoadError::Import { origin: origin.clone(), error })?;
@@ -189,7 +212,7 @@ pub fn load(
     }
     let link_error =
         |error: wasmtime::Error| LoadError::Link { origin: origin.clone(), message: first_line(&error) };
-    let pre = runtime.linker.instantiate_pre(&component).map_err(link_error)?;
+    let pre = runtime.linker.instantiate_pre(component).map_err(link_error)?;
     let pre = ToolHostPre::new(pre).map_err(link_error)?;
     let raw = sandbox::describe(runtime, &pre, limits)
         .map_err(|message| LoadError::Describe { origin: origin.clone(), message })?;
