@@ -105,3 +105,80 @@ fn a_directory_others_can_write_is_not_used() {
     assert!(entries(dir.path()).is_empty());
     works(&host);
 }
+
+#[test]
+fn the_privacy_check_never_writes_through_a_planted_link() {
+    let dir = TempDir::new("cache-planted");
+    let victim_dir = TempDir::new("cache-victim");
+    let victim = victim_dir.path().join("precious.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    // The file the old privacy check wrote before checking anything.
+    std::os::unix::fs::symlink(&victim, dir.path().join(format!(".owner-{}", std::process::id()))).unwrap();
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes, vec!["miss"; 6]);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "the cache wrote through a planted link");
+    works(&host);
+}
+
+#[test]
+fn a_cache_directory_that_is_a_link_is_not_used() {
+    let real = TempDir::new("cache-real");
+    let parent = TempDir::new("cache-parent");
+    let link = parent.path().join("components");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    let (host, outcomes) = start(&link, 64);
+    assert_eq!(outcomes, vec!["bypassed"; 6]);
+    assert!(entries(real.path()).is_empty());
+    works(&host);
+}
+
+/// Start once so every entry exists, then apply `tamper` to each entry and
+/// start again: every outcome must be `rebuilt`, never `hit`.
+fn tampered_entries_are_rebuilt(label: &str, tamper: impl Fn(&Path, &Path)) {
+    let dir = TempDir::new(label);
+    let elsewhere = TempDir::new(&format!("{label}-elsewhere"));
+    start(dir.path(), 64);
+    for entry in entries(dir.path()) {
+        tamper(&entry, elsewhere.path());
+    }
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes, vec!["rebuilt"; 6], "{label}");
+    works(&host);
+    let (_, again) = start(dir.path(), 64);
+    assert_eq!(again, vec!["hit"; 6], "{label}: rebuilt entries are stored again as plain files");
+}
+
+#[test]
+fn an_entry_that_is_a_link_is_never_loaded() {
+    tampered_entries_are_rebuilt("cache-entry-link", |entry, elsewhere| {
+        let moved = elsewhere.join(entry.file_name().unwrap());
+        std::fs::rename(entry, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, entry).unwrap();
+    });
+}
+
+#[test]
+fn an_entry_with_a_second_hard_link_is_never_loaded() {
+    tampered_entries_are_rebuilt("cache-entry-hardlink", |entry, elsewhere| {
+        std::fs::hard_link(entry, elsewhere.join(entry.file_name().unwrap())).unwrap();
+    });
+}
+
+#[test]
+fn an_entry_others_can_write_is_never_loaded() {
+    use std::os::unix::fs::PermissionsExt;
+    tampered_entries_are_rebuilt("cache-entry-open", |entry, _| {
+        std::fs::set_permissions(entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+    });
+}
+
+#[test]
+fn entries_are_created_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("cache-mode");
+    start(dir.path(), 64);
+    for entry in entries(dir.path()) {
+        let mode = std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", entry.display());
+    }
+}

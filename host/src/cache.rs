@@ -10,15 +10,25 @@
 //! Precompiled bytes are machine code that wasmtime trusts, so:
 //! - each entry carries the SHA-256 of its artifact, checked before loading;
 //!   a truncated, corrupt or mismatched entry is deleted and rebuilt;
-//! - entries are written to a temporary file and renamed into place;
-//! - the directory must belong to this user and not be writable by group
-//!   or others; otherwise the cache is not used at all.
+//! - the directory is opened once, without following a symbolic link, and
+//!   must be a directory owned by this user and not writable by group or
+//!   others; otherwise the cache is not used at all;
+//! - every entry is opened relative to that directory handle, never
+//!   following a link, and is read only when it is a regular file owned by
+//!   this user, not writable by group or others, with one link;
+//! - entries are written to a temporary file created exclusively (mode
+//!   0600) and renamed into place, all relative to the same handle.
+//!
+//! The cache relies on Unix file ownership and `openat`.
 
 use crate::capability::sha256_hex;
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -38,10 +48,15 @@ pub enum CacheOutcome {
     Bypassed,
 }
 
+/// Largest entry read back (a precompiled component is a few times the
+/// size of its wasm; the largest language runtimes are well under this).
+const MAX_ENTRY_BYTES: u64 = 1 << 30;
+
 /// A cache directory for one engine.
 #[derive(Clone, Debug)]
 pub struct ComponentCache {
     dir: PathBuf,
+    handle: Arc<OwnedFd>,
     engine_key: String,
 }
 
@@ -81,33 +96,32 @@ pub fn default_dir() -> Option<PathBuf> {
     Some(base.join("harmonia").join("components"))
 }
 
-/// Create `dir` (mode 0700) or check an existing one is private to us.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        let metadata = std::fs::metadata(dir)?;
-        // std has no geteuid: a file we create here shows our uid.
-        let probe = dir.join(format!(".owner-{}", std::process::id()));
-        std::fs::write(&probe, b"")?;
-        let ours = std::fs::metadata(&probe).map(|probe| probe.uid() == metadata.uid());
-        let _ = std::fs::remove_file(&probe);
-        if !ours? || metadata.permissions().mode() & 0o022 != 0 {
-            return Err(std::io::Error::other("cache directory is not private to this user"));
-        }
+/// True when `stat` is owned by this user and not writable by group or
+/// others.
+fn private_to_us(stat: &Stat) -> bool {
+    stat.st_uid == rustix::process::geteuid().as_raw() && stat.st_mode & 0o022 == 0
+}
+
+/// Create `dir` (mode 0700) if missing, then open it without following a
+/// link and check it is a directory private to us.
+fn open_private_dir(dir: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let handle = rustix::fs::open(dir, flags, Mode::empty())?;
+    let stat = rustix::fs::fstat(&handle)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory || !private_to_us(&stat) {
+        return Err(std::io::Error::other("cache directory is not private to this user"));
     }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(dir)?;
-    Ok(())
+    Ok(handle)
 }
 
 impl ComponentCache {
     /// A cache in `dir` for `engine`; `None` when the directory cannot be
     /// made private to this user.
     pub fn open(dir: &Path, engine: &Engine) -> Option<Self> {
-        private_dir(dir).ok()?;
-        Some(Self { dir: dir.to_owned(), engine_key: engine_key(engine) })
+        let handle = open_private_dir(dir).ok()?;
+        Some(Self { dir: dir.to_owned(), handle: Arc::new(handle), engine_key: engine_key(engine) })
     }
 
     /// The directory.
@@ -115,8 +129,34 @@ impl ComponentCache {
         &self.dir
     }
 
-    fn entry(&self, component_sha256: &str) -> PathBuf {
-        self.dir.join(format!("{component_sha256}-{}.cwasm", self.engine_key))
+    fn entry_name(&self, component_sha256: &str) -> String {
+        format!("{component_sha256}-{}.cwasm", self.engine_key)
+    }
+
+    /// The bytes of entry `name`, if it exists and may be trusted.
+    fn read_entry(&self, name: &str) -> Option<Vec<u8>> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let file = rustix::fs::openat(&*self.handle, name, flags, Mode::empty()).ok()?;
+        let stat = rustix::fs::fstat(&file).ok()?;
+        let trusted = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile
+            && private_to_us(&stat)
+            && stat.st_nlink == 1
+            && u64::try_from(stat.st_size).is_ok_and(|size| size <= MAX_ENTRY_BYTES);
+        if !trusted {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::from(file).take(MAX_ENTRY_BYTES).read_to_end(&mut bytes).ok()?;
+        Some(bytes)
+    }
+
+    fn remove_entry(&self, name: &str) {
+        let _ = rustix::fs::unlinkat(&*self.handle, name, AtFlags::empty());
+    }
+
+    /// True when an entry named `name` exists (of any kind).
+    fn entry_exists(&self, name: &str) -> bool {
+        rustix::fs::statat(&*self.handle, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 
     /// The component for `bytes` (whose SHA-256 is `sha256`): from a valid
@@ -127,52 +167,65 @@ impl ComponentCache {
         bytes: &[u8],
         sha256: &str,
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let path = self.entry(sha256);
+        let name = self.entry_name(sha256);
         let mut outcome = CacheOutcome::Miss;
-        if let Ok(stored) = std::fs::read(&path) {
-            match verified_artifact(&stored).map(|artifact| deserialize(engine, artifact)) {
+        if self.entry_exists(&name) {
+            let stored = self.read_entry(&name);
+            match stored.as_deref().and_then(verified_artifact).map(|artifact| deserialize(engine, artifact))
+            {
                 Some(Ok(component)) => return Ok((component, CacheOutcome::Hit)),
                 _ => {
-                    let _ = std::fs::remove_file(&path);
+                    self.remove_entry(&name);
                     outcome = CacheOutcome::Rebuilt;
                 }
             }
         }
         let artifact = engine.precompile_component(bytes)?;
         // A failed write only costs the next start a compile.
-        let _ = self.store(&path, &artifact);
+        let _ = self.store(&name, &artifact);
         Ok((deserialize(engine, &artifact)?, outcome))
     }
 
-    fn store(&self, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
-        let temporary = self.dir.join(format!(".tmp-{}-{}", std::process::id(), sha256_hex(artifact)));
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(MAGIC)?;
-        file.write_all(&Sha256::digest(artifact))?;
-        file.write_all(&(artifact.len() as u64).to_le_bytes())?;
-        file.write_all(artifact)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&temporary);
-        })
+    fn store(&self, name: &str, artifact: &[u8]) -> std::io::Result<()> {
+        let temporary = format!(".tmp-{}-{}", std::process::id(), sha256_hex(artifact));
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = rustix::fs::openat(&*self.handle, temporary.as_str(), flags, Mode::from_raw_mode(0o600))?;
+        let mut file = std::fs::File::from(file);
+        let written = (|| {
+            file.write_all(MAGIC)?;
+            file.write_all(&Sha256::digest(artifact))?;
+            file.write_all(&(artifact.len() as u64).to_le_bytes())?;
+            file.write_all(artifact)?;
+            file.sync_all()?;
+            rustix::fs::renameat(&*self.handle, temporary.as_str(), &*self.handle, name)?;
+            Ok(())
+        })();
+        if written.is_err() {
+            self.remove_entry(&temporary);
+        }
+        written
     }
 
-    /// Delete every entry; returns how many files were removed.
+    /// Delete every entry; returns how many files were removed. Links are
+    /// removed, never followed.
     pub fn clear(dir: &Path) -> std::io::Result<usize> {
-        let mut removed = 0;
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(error) => return Err(error),
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let handle = match rustix::fs::open(dir, flags, Mode::empty()) {
+            Ok(handle) => handle,
+            Err(rustix::io::Errno::NOENT) => return Ok(0),
+            Err(error) => return Err(error.into()),
         };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&handle)? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
             if name.ends_with(".cwasm") || name.starts_with(".tmp-") {
-                std::fs::remove_file(entry.path())?;
-                removed += 1;
+                names.push(name);
             }
         }
-        Ok(removed)
+        for name in &names {
+            rustix::fs::unlinkat(&handle, name.as_str(), AtFlags::empty())?;
+        }
+        Ok(names.len())
     }
 }
 

@@ -12,7 +12,7 @@
 //! | `plugins.pins` | none; `"file name" = "sha256 hex"` refuses other bytes |
 //! | `limits.memory_mib` | 64 per instance |
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
-//! | `limits.wasm_stack_kib` | 512 |
+//! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
 //! | `limits.max_concurrent_calls` | 64; further calls wait, bounded by their deadline |
 //! | `limits.pooling` | `true` |
@@ -264,8 +264,12 @@ impl HostConfig {
         if limits.max_deadline_ms.is_some_and(|ms| ms == 0) {
             return invalid("limits.max_deadline_ms must be positive".into());
         }
-        if !(64..=16 * 1024).contains(&limits.wasm_stack_kib) {
-            return invalid("limits.wasm_stack_kib must be 64 to 16384".into());
+        if !WASM_STACK_KIB.contains(&limits.wasm_stack_kib) {
+            return invalid(format!(
+                "limits.wasm_stack_kib must be {} to {}",
+                WASM_STACK_KIB.start(),
+                WASM_STACK_KIB.end()
+            ));
         }
         if limits.fuel == Some(0) {
             return invalid("limits.fuel must be positive when set".into());
@@ -329,6 +333,11 @@ pub(crate) fn one_line(text: &str) -> String {
     }
 }
 
+/// The wasm stack sizes the engine accepts: wasmtime refuses a wasm stack
+/// larger than the host stack it reserves for a call (2 MiB). Calls run on
+/// the caller's thread, which needs this much stack plus its own frames.
+pub const WASM_STACK_KIB: std::ops::RangeInclusive<u32> = 64..=2048;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,6 +372,8 @@ mod tests {
             "[limits]\nmemory_mib = \"big\"",
             "[limits]\nfuel = 0",
             "[limits]\nmax_concurrent_calls = 0",
+            "[limits]\nwasm_stack_kib = 63",
+            "[limits]\nwasm_stack_kib = 2049",
             "[public_web]\nallow = [\"hn.algolia.com\"]",
             "[public_web]\nallow = [\"https://a.example/path\"]",
             "[public_web.routes]\n\"https://other.example\" = \"http://127.0.0.1:1\"",

@@ -122,6 +122,12 @@ pub enum ExecutionFailure {
     UndeclaredError,
     /// The host could not instantiate the guest.
     Instantiation,
+    /// The guest used its capabilities more often, or with more text, than
+    /// one call may.
+    CapabilityLimit,
+    /// The guest cited evidence its call cannot have: no successful read, or
+    /// a source reserved for another scope.
+    UngroundedEvidence,
 }
 
 impl ExecutionFailure {
@@ -135,8 +141,21 @@ impl ExecutionFailure {
             Self::InvalidOutput => "The tool returned a result that breaks the envelope contract.",
             Self::UndeclaredError => "The tool returned an error it does not declare.",
             Self::Instantiation => "The tool could not be started.",
+            Self::CapabilityLimit => "The tool exceeded its capability use limit.",
+            Self::UngroundedEvidence => "The tool cited evidence it did not read.",
         }
     }
+}
+
+/// Evidence source prefixes reserved for one scope: a plugin of the other
+/// scope may not cite them, so a public tool cannot pass off evidence as
+/// workspace records, nor a workspace tool as public signals.
+pub const RESERVED_SOURCE_PREFIXES: &[(&str, crate::descriptor::Scope)] =
+    &[("hacker_news_", crate::descriptor::Scope::Public), ("harmonia_", crate::descriptor::Scope::Workspace)];
+
+/// The scope `source` is reserved for, if any.
+pub fn reserved_source_scope(source: &str) -> Option<crate::descriptor::Scope> {
+    RESERVED_SOURCE_PREFIXES.iter().find(|(prefix, _)| source.starts_with(prefix)).map(|&(_, scope)| scope)
 }
 
 /// True when `code` matches `^[a-z0-9_]{1,80}$`.

@@ -7,7 +7,13 @@
 //!   about a tick whatever the ticker's drift.
 //! - The pooling allocator (with copy-on-write memory images), sized from
 //!   the limits; memory reservations match the memory limit instead of the
-//!   default 4 GiB per slot.
+//!   default 4 GiB per slot. A slot is reset when its instance is dropped,
+//!   before any other call (another tenant's, or another plugin's) can get
+//!   it: the low [`KEEP_RESIDENT`] bytes are rewritten (zeroes, or the
+//!   memory image) and the rest is returned to the kernel. Wasmtime's
+//!   `PAGEMAP_SCAN` reset is left off: it resets only pages that are
+//!   present, so a dirty page swapped out when the call ended kept the last
+//!   call's data for the next one.
 //! - Fuel only when the config asks for it (epochs cost ~1%, fuel ~28%).
 
 use crate::bindings::CallState;
@@ -24,8 +30,10 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 /// Interval between epoch ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
-/// Bytes of each memory and table kept resident between calls.
-const KEEP_RESIDENT: usize = 8 * 1024 * 1024;
+/// Bytes of each memory and table rewritten in place (not returned to the
+/// kernel) when a slot is reset: enough for a small guest's stack and data,
+/// so a trivial call takes no page faults, without memsetting megabytes.
+pub const KEEP_RESIDENT: usize = 1024 * 1024;
 
 /// Component instances kept beyond the call slots (for `describe` at load).
 const SPARE_INSTANCES: u32 = 8;
@@ -56,11 +64,15 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
             .total_stacks(instances)
             .max_memory_size(memory_bytes as usize)
             .max_unused_warm_slots(instances)
-            // Reset only the pages a call dirtied, keeping them resident:
-            // no page faults on the next call and no TLB shootdowns from
-            // `madvise` (Linux 6.7+; elsewhere the low bytes are memset).
-            .pagemap_scan(Enabled::Auto)
-            .linear_memory_keep_resident(KEEP_RESIDENT)
+            // Never `Enabled::Auto`: the scan skips swapped-out pages, which
+            // are then neither reset nor released (see the module doc).
+            .pagemap_scan(if std::env::var("HARMONIA_PAGEMAP").is_ok() { Enabled::Auto } else { Enabled::No })
+            .linear_memory_keep_resident(
+                std::env::var("HARMONIA_KEEP_RESIDENT")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(KEEP_RESIDENT),
+            )
             .table_keep_resident(KEEP_RESIDENT);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }

@@ -80,6 +80,8 @@ struct Inner {
     workspace: Arc<dyn WorkspaceSource>,
     limits: CallLimits,
     max_deadline: Option<Duration>,
+    /// `mock = true`: every call's evidence is stamped `mock`.
+    mock: bool,
     logger: Logger,
 }
 
@@ -241,6 +243,7 @@ impl HostBuilder {
                 workspace,
                 limits,
                 max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+                mock: config.mock,
                 logger,
             }),
         })
@@ -338,16 +341,17 @@ impl Host {
     }
 
     fn binding(&self, world: World, context: &CallContext) -> CallBinding {
+        let unbound = CallBinding { mock_mode: self.inner.mock, ..CallBinding::default() };
         match world {
             World::PublicTool => {
-                CallBinding { public_web: Some(Arc::clone(&self.inner.public_web)), ..CallBinding::default() }
+                CallBinding { public_web: Some(Arc::clone(&self.inner.public_web)), ..unbound }
             }
             World::WorkspaceTool => CallBinding {
                 workspace_source: Some(Arc::clone(&self.inner.workspace)),
                 workspace_id: context.workspace.clone(),
-                ..CallBinding::default()
+                ..unbound
             },
-            World::NoCapability => CallBinding::default(),
+            World::NoCapability => unbound,
         }
     }
 

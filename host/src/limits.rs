@@ -12,6 +12,13 @@ pub const MAX_TABLES: usize = 32;
 pub const MAX_MEMORIES: usize = 4;
 /// Most elements one table may grow to.
 pub const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Most capability uses (public-web gets and workspace reads, refused ones
+/// included) one call may make; the next use ends the call as
+/// `tool_execution_failed`. The built-in tools make at most two.
+pub const MAX_CAPABILITY_USES: usize = 256;
+/// Most bytes of receipt targets (the URLs and reads as the guest named
+/// them) one call may accumulate; past it the call ends likewise.
+pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
 
 /// The limiter installed in every call's store.
 #[derive(Debug)]

@@ -16,7 +16,12 @@
 //!   message, whatever text the guest sent, so a guest cannot leak data
 //!   through them;
 //! - evidence ids and provenance are minted here: provenance is `mock`
-//!   when any data the call read came from fixtures.
+//!   when the host runs in mock mode or any data the call read came from
+//!   fixtures;
+//! - evidence from a call that made no successful capability read, or
+//!   naming a source reserved for the other scope, is
+//!   `tool_execution_failed`: a plugin cannot cite what it did not read;
+//! - a guest past its capability use limits is `tool_execution_failed`.
 
 use crate::bindings::harmonia::tools::types;
 use crate::bindings::{CallBinding, CallState, ToolHostPre};
@@ -108,6 +113,7 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
         Some(Trap::Interrupt) => Outcome::TimedOut,
         Some(Trap::StackOverflow) => Outcome::Failed(ExecutionFailure::StackOverflow),
         Some(Trap::OutOfFuel) => Outcome::Failed(ExecutionFailure::FuelExhausted),
+        _ if state.capability_limit => Outcome::Failed(ExecutionFailure::CapabilityLimit),
         _ if state.limiter.memory_refused() => Outcome::Failed(ExecutionFailure::MemoryLimit),
         // Wasmtime's hostcall-fuel error type is private; its text is the
         // only way to tell "the guest tried to hand over too much".
@@ -164,9 +170,10 @@ pub fn invoke(
     let state = store.into_data();
     let late = state.timed_out || Instant::now() > state.deadline;
     let outcome = if late { Outcome::TimedOut } else { outcome };
-    let provenance = if state.served_mock { Provenance::Mock } else { Provenance::Live };
+    let provenance = if state.mock_provenance() { Provenance::Mock } else { Provenance::Live };
+    let grounding = Grounding { provenance, successful_reads: state.successful_reads };
     CallRun {
-        envelope: envelope(descriptor, outcome, provenance),
+        envelope: envelope(descriptor, outcome, grounding),
         receipts: state.receipts,
         served_mock: state.served_mock,
         stdout: state.stdio.stdout.take(),
@@ -196,12 +203,21 @@ fn failed(failure: ExecutionFailure) -> Envelope {
     Envelope::failure(ErrorObject::with_message(&contract::TOOL_EXECUTION_FAILED, failure.message()))
 }
 
+/// What the call read, which decides the evidence it may cite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grounding {
+    /// The provenance every item is stamped with.
+    pub provenance: Provenance,
+    /// Capability uses that returned data.
+    pub successful_reads: usize,
+}
+
 /// The envelope for an outcome, checked against the descriptor and §1.
-pub fn envelope(descriptor: &Descriptor, outcome: Outcome, provenance: Provenance) -> Envelope {
+pub fn envelope(descriptor: &Descriptor, outcome: Outcome, grounding: Grounding) -> Envelope {
     let envelope = match outcome {
         Outcome::TimedOut => return Envelope::stable_error(&contract::TOOL_TIMEOUT),
         Outcome::Failed(failure) => return failed(failure),
-        Outcome::Output(output) => success(output, provenance),
+        Outcome::Output(output) => success(output, descriptor, grounding),
         Outcome::ToolError(error) => tool_error(descriptor, error),
     };
     match envelope {
@@ -211,10 +227,21 @@ pub fn envelope(descriptor: &Descriptor, outcome: Outcome, provenance: Provenanc
     }
 }
 
-fn success(output: types::Output, provenance: Provenance) -> Result<Envelope, ExecutionFailure> {
+fn success(
+    output: types::Output,
+    descriptor: &Descriptor,
+    grounding: Grounding,
+) -> Result<Envelope, ExecutionFailure> {
     if output.evidence.len() > MAX_EVIDENCE || output.data.len() > MAX_DATA_BYTES {
         return Err(ExecutionFailure::InvalidOutput);
     }
+    let foreign_source = output.evidence.iter().any(|item| {
+        contract::reserved_source_scope(&item.source).is_some_and(|scope| scope != descriptor.scope)
+    });
+    if foreign_source || (!output.evidence.is_empty() && grounding.successful_reads == 0) {
+        return Err(ExecutionFailure::UngroundedEvidence);
+    }
+    let provenance = grounding.provenance;
     let Ok(serde_json::Value::Object(data)) = serde_json::from_str(&output.data) else {
         return Err(ExecutionFailure::InvalidOutput);
     };

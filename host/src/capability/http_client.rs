@@ -30,6 +30,8 @@ pub enum HttpFailure {
     TooLarge,
     /// Connection refused, reset, DNS failure, malformed response.
     Unavailable,
+    /// The name resolved only to addresses the agent may not reach.
+    Refused,
 }
 
 impl HttpFailure {
@@ -39,12 +41,12 @@ impl HttpFailure {
             Self::TimedOut => "timed_out",
             Self::TooLarge => "too_large",
             Self::Unavailable => "unavailable",
+            Self::Refused => "refused_address",
         }
     }
 }
 
-/// An agent configured for capability use.
-pub fn agent() -> Agent {
+fn config() -> ureq::config::Config {
     Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -52,7 +54,22 @@ pub fn agent() -> Agent {
         .user_agent("harmonia/0.1 (read-only tool host)")
         .max_idle_connections_per_host(8)
         .build()
-        .new_agent()
+}
+
+/// An agent configured for capability use, reaching any address (for
+/// operator-configured endpoints: routes, the workspace API).
+pub fn agent() -> Agent {
+    config().new_agent()
+}
+
+/// An agent that connects only to public addresses: a name resolving to
+/// loopback, private or link-local addresses is refused.
+pub fn public_agent() -> Agent {
+    Agent::with_parts(
+        config(),
+        ureq::unversioned::transport::DefaultConnector::new(),
+        super::public_address::PublicAddressesOnly::default(),
+    )
 }
 
 /// GET `url` with `headers`, finishing before `deadline`, reading at most
@@ -85,6 +102,7 @@ fn classify(error: ureq::Error) -> HttpFailure {
         ureq::Error::Timeout(_) => HttpFailure::TimedOut,
         ureq::Error::BodyExceedsLimit(_) => HttpFailure::TooLarge,
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => HttpFailure::TimedOut,
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => HttpFailure::Refused,
         _ => HttpFailure::Unavailable,
     }
 }

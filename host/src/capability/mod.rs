@@ -2,6 +2,8 @@
 //!
 //! Parts:
 //! - [`url`]: origins and routing for the public web.
+//! - [`public_address`]: the resolver that keeps allow-listed names off
+//!   loopback and private addresses.
 //! - [`public_web`]: GET-only HTTP to allow-listed origins, bounded in size
 //!   and by the call's deadline, or served from fixtures in mock mode.
 //! - [`workspace`]: typed reads of the caller's workspace from one source
@@ -13,6 +15,7 @@
 //! starts, and each use recorded as a receipt.
 
 pub mod http_client;
+pub mod public_address;
 pub mod public_web;
 pub mod url;
 pub mod workspace;

@@ -56,6 +56,7 @@ impl From<HttpFailure> for WebFailure {
             HttpFailure::TimedOut => Self::TimedOut,
             HttpFailure::TooLarge => Self::TooLarge,
             HttpFailure::Unavailable => Self::Unavailable,
+            HttpFailure::Refused => Self::Denied,
         }
     }
 }
@@ -86,7 +87,10 @@ pub struct PublicWeb {
     routes: BTreeMap<Origin, Url>,
     max_body: u64,
     mock: bool,
-    agent: ureq::Agent,
+    /// For explicit routes: the operator named the address.
+    routed_agent: ureq::Agent,
+    /// For allow-listed names: public addresses only.
+    public_agent: ureq::Agent,
 }
 
 const CAPABILITY: &str = "public-web";
@@ -103,7 +107,8 @@ impl PublicWeb {
                 .collect(),
             max_body: u64::from(config.max_body_kib) * 1024,
             mock,
-            agent: http_client::agent(),
+            routed_agent: http_client::agent(),
+            public_agent: http_client::public_agent(),
         }
     }
 
@@ -141,8 +146,11 @@ impl PublicWeb {
 
     fn fetch(&self, mut url: Url, mut origin: Origin, deadline: Instant) -> Result<WebResponse, WebFailure> {
         for _ in 0..=MAX_REDIRECTS {
-            let wire = self.routes.get(&origin).map_or_else(|| url.clone(), |base| rebase(&url, base));
-            let response = http_client::get(&self.agent, wire.as_str(), &[], deadline, self.max_body)?;
+            let (agent, wire) = match self.routes.get(&origin) {
+                Some(base) => (&self.routed_agent, rebase(&url, base)),
+                None => (&self.public_agent, url.clone()),
+            };
+            let response = http_client::get(agent, wire.as_str(), &[], deadline, self.max_body)?;
             let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
             match response.location.as_deref().filter(|_| redirect) {
                 Some(location) => {

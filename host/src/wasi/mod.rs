@@ -5,7 +5,15 @@
 //! address denied), and stdout/stderr captured into a buffer capped at
 //! [`CAPTURE_CAP`] bytes; output past the cap is dropped (and counted), never
 //! an error to the guest. Captured text goes to the host's log, never into
-//! an envelope. Clocks and random numbers are the host's.
+//! an envelope. Clocks and random numbers are the host's; one request for
+//! random bytes is capped at [`RANDOM_CAP`].
+//!
+//! Parts: [`bounded_io`] ends every wait inside `wasi:io` at the call's
+//! deadline; this module builds the per-call context and links the rest.
+
+mod bounded_io;
+
+pub use bounded_io::{BoundedIo, HasBoundedIo};
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -23,6 +31,15 @@ use wasmtime_wasi_io::bytes::Bytes;
 
 /// Bytes of stdout and of stderr kept per call.
 pub const CAPTURE_CAP: usize = 16 * 1024;
+/// Most random bytes one `get-random-bytes` call may ask for (the host
+/// allocates them before copying, so an uncapped request costs host memory).
+pub const RANDOM_CAP: u64 = 64 * 1024;
+
+/// Store data whose `wasi:io` waits are bounded by a deadline.
+pub trait BoundedWaits {
+    /// The resource table and the deadline for this store's waits.
+    fn bounded_io(&mut self) -> BoundedIo<'_>;
+}
 
 /// A capped in-memory sink for a guest's stdout or stderr.
 #[derive(Clone, Debug, Default)]
@@ -129,6 +146,7 @@ pub fn context(stdio: &CapturedStdio) -> WasiCtx {
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
+        .max_random_size(RANDOM_CAP)
         .socket_addr_check(|_, _| Box::pin(async { false }));
     builder.build()
 }
@@ -142,11 +160,14 @@ impl HasData for HasIo {
 /// Link the runtime interfaces every tool is granted; with `inert`, also
 /// filesystem and sockets, which the per-call context leaves with no
 /// preopens and no reachable address.
-pub fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>, inert: bool) -> wasmtime::Result<()> {
+pub fn add_to_linker<T: WasiView + BoundedWaits + 'static>(
+    linker: &mut Linker<T>,
+    inert: bool,
+) -> wasmtime::Result<()> {
     let l = linker;
     wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
-    sync::io::poll::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
-    sync::io::streams::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
+    sync::io::poll::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
+    sync::io::streams::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
     clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     random::random::add_to_linker::<T, WasiRandom>(l, |t| t.ctx().ctx.random())?;

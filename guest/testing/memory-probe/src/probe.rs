@@ -1,0 +1,68 @@
+// Shared by `testing-memory-probe` and `testing-memory-probe-other`.
+
+use harmonia_guest_sdk::{Descriptor, Output, Scope, ToolError};
+use serde_json::{Value, json};
+
+/// Where the secret is written: 3 MiB into linear memory, past anything a
+/// small guest touches on its own.
+const SECRET_AT: usize = 3 * 1024 * 1024;
+/// How much memory both modes make sure exists before acting.
+const SPAN: usize = 4 * 1024 * 1024;
+
+pub fn descriptor(name: &'static str) -> Descriptor {
+    Descriptor {
+        name,
+        version: "0.1.0",
+        purpose: "Test guest: writes a secret into its linear memory or scans for one, to test slot reuse.",
+        input_schema: json!({"type": "object", "properties": {"write": {"type": "string"}, "idleMs": {"type": "integer"}, "scanReversed": {"type": "string"}}}),
+        errors: Descriptor::errors_with_runtime(&[harmonia_guest_sdk::error::INVALID_INPUT]),
+        scope: Scope::Public,
+        deadline_ms: 10_000,
+        skills: vec!["trend-scan"],
+    }
+}
+
+/// Grow linear memory so that it spans at least `SPAN` bytes.
+fn grow_to_span() -> usize {
+    let page = 65_536;
+    let pages = core::arch::wasm32::memory_size(0);
+    let wanted = SPAN.div_ceil(page);
+    if pages < wanted {
+        core::arch::wasm32::memory_grow(0, wanted - pages);
+    }
+    core::arch::wasm32::memory_size(0) * page
+}
+
+/// `{"write": S, "idleMs": N}` writes S (repeated over a page) at 3 MiB,
+/// idles N ms (if given) and returns;
+/// `{"scanReversed": R}` reads every byte of linear memory and reports
+/// where the reverse of R first occurs, if anywhere.
+pub fn invoke(input: &str) -> Result<Output, ToolError> {
+    let input: Value = serde_json::from_str(input).map_err(|_| ToolError::invalid_input())?;
+    let size = grow_to_span();
+    if let Some(secret) = input["write"].as_str() {
+        let bytes = secret.as_bytes();
+        for offset in (0..65_536 - bytes.len()).step_by(bytes.len().max(1)) {
+            let at = SECRET_AT + offset;
+            // SAFETY: `at..at + len` lies inside linear memory (grown above
+            // to `SPAN` bytes) and past the guest's own stack and heap.
+            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
+        }
+        // Idling lets a test page the process out while the secret is live.
+        if let Some(idle) = input["idleMs"].as_u64() {
+            std::thread::sleep(std::time::Duration::from_millis(idle));
+        }
+        return Ok(Output::new(json!({"wrote": true, "memoryBytes": size}), Vec::new()));
+    }
+    // The scan pattern arrives reversed, so the only copy of the secret in
+    // this instance's memory is one left over from an earlier call.
+    let reversed = input["scanReversed"].as_str().ok_or_else(ToolError::invalid_input)?.as_bytes();
+    let len = reversed.len();
+    let read = |address: usize| {
+        // SAFETY: callers pass addresses in `1..size`, inside linear memory.
+        unsafe { core::ptr::read_volatile(address as *const u8) }
+    };
+    let found = (1..size.saturating_sub(len))
+        .find(|&address| len > 0 && (0..len).all(|k| read(address + k) == reversed[len - 1 - k]));
+    Ok(Output::new(json!({"found": found, "memoryBytes": size}), Vec::new()))
+}
