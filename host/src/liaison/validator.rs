@@ -447,13 +447,15 @@ fn freshness_problem(data: &Map<String, Value>) -> Result<(), &'static str> {
 
 // Rule 7.
 fn check_no_mutation_claim(answer: &Answer) -> Check {
-    let claims = answer.claims.iter().enumerate().map(|(index, claim)| (format!("claims[{index}].text"), &claim.text));
+    let claims =
+        answer.claims.iter().enumerate().map(|(index, claim)| (format!("claims[{index}].text"), &claim.text));
     let uncertainty =
         answer.uncertainty.iter().enumerate().map(|(index, text)| (format!("uncertainty[{index}]"), text));
     let fields = std::iter::once(("answer".to_owned(), &answer.answer)).chain(claims).chain(uncertainty);
     for (field, text) in fields {
         if let Some(found) = mutation::find(text) {
-            let reason = format!("{field} claims an effect (`{}`); the liaison only reads", one_line(&found.phrase));
+            let reason =
+                format!("{field} claims an effect (`{}`); the liaison only reads", one_line(&found.phrase));
             return fail(RuleCode::MutationClaim, reason);
         }
     }
@@ -1057,7 +1059,8 @@ mod tests {
     fn mutation_claim_in_a_claim_text() {
         // The answer denies the effect; the claim, cut out of it, asserts it.
         let mut answer = grounded_answer();
-        answer["answer"] = json!(format!("Job job-42 is waiting ({}). Nothing was approved by me.", job_id()));
+        answer["answer"] =
+            json!(format!("Job job-42 is waiting ({}). Nothing was approved by me.", job_id()));
         answer["claims"] = json!([{"text": "approved by me", "kind": "record", "evidenceIds": [job_id()]}]);
         let verdict = check(&job_trace(job_success()), &answer);
         assert_eq!(

@@ -5,7 +5,7 @@
 
 use super::Finding;
 use super::grammar::{self, CONJUNCTIONS, CONTRASTS, Chain, FINITE};
-use super::lexicon::{LEXICON, Match, PARTICIPLE, Verb};
+use super::lexicon::{BASE, LEXICON, Match, PARTICIPLE, PAST, Verb};
 use super::normalize::Token;
 
 /// How many words after a verb may hold its object.
@@ -22,6 +22,7 @@ pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
     (0..clause.len()).find_map(|index| {
         actor_claim(clause, index)
             .or_else(|| passive_claim(clause, index))
+            .or_else(|| reflexive_claim(clause, index))
             .or_else(|| nominal_claim(clause, index))
             .or_else(|| receipt_claim(clause, index))
     })
@@ -86,7 +87,8 @@ fn coordinated_claim(clause: &[Token], start: usize, main: &Chain, skip_asides: 
     let mut at = main.end;
     while at < clause.len() {
         let current = word(clause, at);
-        if current.is_some_and(grammar::starts_clause) || grammar::actor_at(clause, at).is_some() {
+        let new_subject = current.is_some_and(|w| grammar::starts_clause(w) || grammar::is_auxiliary(w));
+        if new_subject || grammar::actor_at(clause, at).is_some() {
             return None;
         }
         let joins = current.is_none_or(|joiner| CONJUNCTIONS.contains(&joiner));
@@ -127,7 +129,9 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
         }
         if verb.objects.is_empty() {
             let window = words_after(clause, after, OBJECT_WINDOW);
-            let benign = window.iter().any(|object| verb.benign_objects.iter().any(|benign| benign == object));
+            // Only the direct object, up to its first preposition, can make it a read.
+            let mut object = window.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
+            let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word));
             return (!benign).then_some((verb, found.forms, after));
         }
         let end = object_end(clause, after, &verb.objects)?;
@@ -157,7 +161,9 @@ fn object_end(clause: &[Token], from: usize, objects: &[Vec<String>]) -> Option<
         objects.iter().find_map(|object| {
             let holds = object.iter().enumerate().all(|(offset, expected)| {
                 window.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
-                    Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()) || *actual == prefix,
+                    Some(prefix) if !prefix.is_empty() => {
+                        actual.starts_with(expected.as_str()) || *actual == prefix
+                    }
                     _ => actual == expected,
                 })
             });
@@ -187,6 +193,18 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
         return None;
     }
     Some(finding(&verb.family, clause, index, agent + length))
+}
+
+// "Published it myself": the actor named after the verb.
+fn reflexive_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let (verb, _) = plain_verb(word(clause, index)?, BASE | PAST)?;
+    let window = words_after(clause, index + 1, OBJECT_WINDOW);
+    let at = window.iter().position(|word| matches!(*word, "myself" | "ourselves"))?;
+    if grammar::negated_in_scope(clause, index) || window[..at].iter().any(|word| grammar::is_negation(word))
+    {
+        return None;
+    }
+    Some(finding(&verb.family, clause, index, index + 2 + at))
 }
 
 // "my approval", "Nova's sign-off".
@@ -224,7 +242,10 @@ fn receipt_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if !is_receipt {
         return None;
     }
-    let counted_as_none = index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|before| matches!(before, "0" | "zero"));
+    let counted_as_none = index
+        .checked_sub(1)
+        .and_then(|at| word(clause, at))
+        .is_some_and(|before| matches!(before, "0" | "zero"));
     if counted_as_none || grammar::negated_in_scope(clause, index) {
         return None;
     }

@@ -34,6 +34,9 @@ const SUBJECTS: &[&[&str]] = &[
     &["your", "liaison"],
     &["your", "agent"],
     &["your", "assistant"],
+    &["our", "liaison"],
+    &["our", "agent"],
+    &["our", "assistant"],
     &["my", "team"],
     &["our", "team"],
     &["yours", "truly"],
@@ -71,6 +74,8 @@ const AGENTS: &[&[&str]] = &[
     &["this", "agent"],
     &["your", "assistant"],
     &["your", "agent"],
+    &["our", "assistant"],
+    &["our", "agent"],
     &["my", "team"],
     &["our", "team"],
     &["yours", "truly"],
@@ -79,9 +84,30 @@ const AGENTS: &[&[&str]] = &[
 /// Words after an agent that make it another actor: "by the Harmonia
 /// workflow", "by Harmonia's scheduler".
 const COMPONENTS: &[&str] = &[
-    "'s", "workflow", "workflows", "scheduler", "pipeline", "host", "runtime", "system", "service", "worker",
-    "team", "operator", "operators", "engine", "backend", "publisher", "platform", "app", "tool", "tools",
-    "job", "jobs", "store", "api",
+    "'s",
+    "workflow",
+    "workflows",
+    "scheduler",
+    "pipeline",
+    "host",
+    "runtime",
+    "system",
+    "service",
+    "worker",
+    "team",
+    "operator",
+    "operators",
+    "engine",
+    "backend",
+    "publisher",
+    "platform",
+    "app",
+    "tool",
+    "tools",
+    "job",
+    "jobs",
+    "store",
+    "api",
 ];
 
 /// Agents that need a passive auxiliary before the participle ("was
@@ -100,12 +126,20 @@ const BEHALF: &[&[&str]] = &[
     &["via", "me"],
 ];
 
-const PASSIVE_AUXILIARIES: &[&str] = &["is", "are", "was", "were", "be", "been", "being", "'s", "got", "gets", "get", "gotten"];
+const PASSIVE_AUXILIARIES: &[&str] =
+    &["is", "are", "was", "were", "be", "been", "being", "'s", "got", "gets", "get", "gotten"];
 
 /// Words that negate what follows them in a chain or a passive clause.
 const NEGATIONS: &[&str] = &[
     "not", "never", "no", "neither", "nor", "nothing", "none", "nobody", "unable", "without", "hardly",
     "cannot",
+];
+
+/// Words that end a verb's direct object: a read named after one of them
+/// ("drafts on request") is not the verb's object.
+pub(super) const PREPOSITIONS: &[&str] = &[
+    "on", "for", "to", "at", "in", "into", "with", "after", "before", "from", "by", "of", "about", "via",
+    "because", "as",
 ];
 
 /// Words that, right after a verb, say nothing was affected.
@@ -143,27 +177,135 @@ const AUXILIARIES: &[(&str, Forms)] = &[
 
 /// Verbs that lead to another verb through `to`: "going to", "able to".
 const TO_VERBS: &[&str] = &[
-    "going", "about", "able", "managed", "manage", "decided", "decide", "proceeded", "proceed", "tried",
-    "try", "trying", "attempted", "want", "wants", "wanted", "like", "love", "plan", "plans", "planned",
-    "planning", "intend", "intends", "intended", "need", "needs", "needed", "hope", "happy", "glad", "ready",
-    "set", "supposed", "allowed", "permitted", "authorized", "authorised", "expected", "scheduled", "have",
-    "has", "had", "got", "get", "used", "willing", "here", "continue", "continued", "began", "begin",
-    "started", "start", "offered", "offer", "promise", "promised", "prepared",
+    "going",
+    "about",
+    "able",
+    "managed",
+    "manage",
+    "decided",
+    "decide",
+    "proceeded",
+    "proceed",
+    "tried",
+    "try",
+    "trying",
+    "attempted",
+    "want",
+    "wants",
+    "wanted",
+    "like",
+    "love",
+    "plan",
+    "plans",
+    "planned",
+    "planning",
+    "intend",
+    "intends",
+    "intended",
+    "need",
+    "needs",
+    "needed",
+    "hope",
+    "happy",
+    "glad",
+    "ready",
+    "set",
+    "supposed",
+    "allowed",
+    "permitted",
+    "authorized",
+    "authorised",
+    "expected",
+    "scheduled",
+    "have",
+    "has",
+    "had",
+    "got",
+    "get",
+    "used",
+    "willing",
+    "here",
+    "continue",
+    "continued",
+    "began",
+    "begin",
+    "started",
+    "start",
+    "offered",
+    "offer",
+    "promise",
+    "promised",
+    "prepared",
+];
+
+/// Verbs that take another verb in `-ing`: "started publishing".
+const GERUND_VERBS: &[&str] = &[
+    "start",
+    "starts",
+    "started",
+    "begin",
+    "began",
+    "begun",
+    "keep",
+    "keeps",
+    "kept",
+    "continue",
+    "continued",
+    "finish",
+    "finished",
 ];
 
 /// Verbs that lead to another verb through `to` and deny it: "unable to".
 const NEGATING_TO_VERBS: &[&str] =
     &["unable", "refuse", "refused", "decline", "declined", "fail", "failed", "forbidden", "prohibited"];
 
-/// Verbs of "go ahead and ...".
+/// Verbs of "go ahead and ..." and "went and ...".
 const GO: &[&str] = &["go", "goes", "went", "gone", "going"];
 
 /// Adverbs allowed between an actor and its verb, besides words in `-ly`.
 const ADVERBS: &[&str] = &[
-    "already", "just", "now", "then", "also", "finally", "today", "yesterday", "tonight", "earlier", "still",
-    "even", "again", "once", "soon", "later", "too", "all", "both", "hereby", "right", "away", "here",
-    "myself", "ourselves", "themselves", "indeed", "since", "thus", "therefore", "meanwhile", "first",
-    "next", "instead", "anyway", "ahead", "actually", "only", "each", "very", "quite", "duly",
+    "already",
+    "just",
+    "now",
+    "then",
+    "also",
+    "finally",
+    "today",
+    "yesterday",
+    "tonight",
+    "earlier",
+    "still",
+    "even",
+    "again",
+    "once",
+    "soon",
+    "later",
+    "too",
+    "all",
+    "both",
+    "hereby",
+    "right",
+    "away",
+    "here",
+    "myself",
+    "ourselves",
+    "themselves",
+    "indeed",
+    "since",
+    "thus",
+    "therefore",
+    "meanwhile",
+    "first",
+    "next",
+    "instead",
+    "anyway",
+    "ahead",
+    "actually",
+    "only",
+    "each",
+    "very",
+    "quite",
+    "duly",
 ];
 
 /// "-ly" words that are verbs, never adverbs.
@@ -197,7 +339,8 @@ fn word(clause: &[Token], index: usize) -> Option<&str> {
 
 /// The length of `phrase` when `clause` holds it at `index`.
 pub(super) fn phrase_at(clause: &[Token], index: usize, phrase: &[&str]) -> Option<usize> {
-    let held = phrase.iter().enumerate().all(|(offset, expected)| word(clause, index + offset) == Some(expected));
+    let held =
+        phrase.iter().enumerate().all(|(offset, expected)| word(clause, index + offset) == Some(expected));
     held.then_some(phrase.len())
 }
 
@@ -229,7 +372,14 @@ pub(super) fn agent_at(clause: &[Token], index: usize, passive: bool) -> Option<
 
 /// Whether a passive auxiliary stands within three words before `index`.
 pub(super) fn passive_auxiliary_before(clause: &[Token], index: usize) -> bool {
-    (index.saturating_sub(3)..index).any(|before| word(clause, before).is_some_and(|w| PASSIVE_AUXILIARIES.contains(&w)))
+    (index.saturating_sub(3)..index)
+        .any(|before| word(clause, before).is_some_and(|w| PASSIVE_AUXILIARIES.contains(&w)))
+}
+
+/// Whether `word` is an auxiliary ("was", "will"): met after an object, it
+/// starts a clause with a subject of its own ("act-1 was approved").
+pub(super) fn is_auxiliary(word: &str) -> bool {
+    AUXILIARIES.iter().any(|(auxiliary, _)| *auxiliary == word && *auxiliary != "to")
 }
 
 pub(super) fn is_negation(word: &str) -> bool {
@@ -252,7 +402,19 @@ fn is_adverb(word: &str) -> bool {
 /// approved", "you asked if I published", "if I were you".
 pub(super) fn is_reported(clause: &[Token], index: usize) -> bool {
     let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
-    let asked = ["ask", "asks", "asked", "asking", "wonder", "wondered", "wondering", "know", "check", "checked", "see"];
+    let asked = [
+        "ask",
+        "asks",
+        "asked",
+        "asking",
+        "wonder",
+        "wondered",
+        "wondering",
+        "know",
+        "check",
+        "checked",
+        "see",
+    ];
     before(1) == Some("whether")
         || (before(1) == Some("if") && before(2).is_some_and(|verb| asked.contains(&verb)))
         || (0..clause.len()).any(|at| phrase_at(clause, at, &["if", "i", "were", "you"]).is_some())
@@ -325,9 +487,18 @@ pub(super) fn walk(clause: &[Token], start: usize, expect: Forms, skip_asides: b
         } else if GO.contains(&current) && next == Some("ahead") && word(clause, at + 2) == Some("and") {
             chain.expect = ANY;
             at += 3;
-        } else if let Some(length) = longest(clause, at, &[&["the", "one", "who"], &["the", "ones", "who"], &["the", "one", "that"]]) {
+        } else if GO.contains(&current) && next == Some("and") {
+            chain.expect = ANY;
+            at += 2;
+        } else if let Some(length) =
+            longest(clause, at, &[&["the", "one", "who"], &["the", "ones", "who"], &["the", "one", "that"]])
+        {
             chain.expect = FINITE;
             at += length;
+        } else if GERUND_VERBS.contains(&current) && next.is_some_and(|next| next.ends_with("ing")) {
+            chain.expect = GERUND;
+            chain.has_auxiliary = true;
+            at += 1;
         } else if current == "not" && next == Some("only") {
             at += 2;
         } else if is_negation(current) {

@@ -198,7 +198,18 @@ mod tests {
         let lexicon = Lexicon::parse(TABLE).unwrap();
         let families: std::collections::BTreeSet<&str> =
             lexicon.verbs.iter().map(|verb| verb.family.as_str()).collect();
-        for family in ["approve", "publish", "schedule", "retry", "delete", "change", "credentials", "write", "verify", "handle"] {
+        for family in [
+            "approve",
+            "publish",
+            "schedule",
+            "retry",
+            "delete",
+            "change",
+            "credentials",
+            "write",
+            "verify",
+            "handle",
+        ] {
             assert!(families.contains(family), "{family}");
         }
         assert!(!lexicon.receipt_kinds.is_empty() && !lexicon.nouns.is_empty());

@@ -66,8 +66,7 @@ pub(super) fn clauses(text: &str) -> Vec<Clause> {
 pub(super) fn fold(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
     for character in text.nfkc() {
-        if character.general_category() == GeneralCategory::Format || INVISIBLE_LETTERS.contains(&character)
-        {
+        if character.general_category() == GeneralCategory::Format || INVISIBLE_LETTERS.contains(&character) {
             continue;
         }
         if character.is_whitespace() || character.is_control() {
@@ -77,7 +76,8 @@ pub(super) fn fold(text: &str) -> String {
         } else {
             let mut buffer = [0; 4];
             let prototype = skeleton(character.encode_utf8(&mut buffer));
-            folded.extend(prototype.filter(|mark| mark.general_category_group() != GeneralCategoryGroup::Mark));
+            folded
+                .extend(prototype.filter(|mark| mark.general_category_group() != GeneralCategoryGroup::Mark));
         }
     }
     folded
@@ -146,6 +146,10 @@ fn split(text: &str) -> Vec<Clause> {
             continue;
         }
         flush(&mut word, clauses.last_mut());
+        if character == '&' {
+            word.push_str("and");
+            flush(&mut word, clauses.last_mut());
+        }
         let ellipsis = character == '.' && (next == Some('.') || previous == Some('.'));
         let glued = next.is_some_and(char::is_alphanumeric);
         match character {
@@ -263,6 +267,7 @@ mod tests {
         assert_eq!(words("Fine. We executed act-2"), vec![vec!["fine"], vec!["we", "executed", "act-2"]]);
         assert_eq!(joined("Score 2.5; v1.2 at 14:00"), "score 2.5 | v1.2 at 14:00");
         assert_eq!(joined("I.approved approve/publish"), "i , approved approve publish");
+        assert_eq!(joined("went ahead & sent"), "went ahead and sent");
         assert_eq!(joined("I... published it"), "i , published it");
     }
 
@@ -277,7 +282,10 @@ mod tests {
 
     #[test]
     fn contractions_are_spelt_out() {
-        assert_eq!(joined("I've, we'll, didn't, can't, won't, cannot"), "i have , we will , did not , can not , will not , can not");
+        assert_eq!(
+            joined("I've, we'll, didn't, can't, won't, cannot"),
+            "i have , we will , did not , can not , will not , can not"
+        );
         assert_eq!(joined("I’m gonna; let's; Nova's"), "i am going to | let us | nova 's");
     }
 
@@ -286,6 +294,9 @@ mod tests {
         let long = "<".repeat(10_000) + &"](".repeat(10_000) + &"\u{FDFA}".repeat(1000);
         assert!(!clauses(&long).is_empty());
         assert!(clauses("").is_empty());
-        assert!(clauses("... ;;; !!!").is_empty() || clauses("... ;;; !!!").iter().all(|c| c.iter().all(|t| *t == Token::Pause)));
+        assert!(
+            clauses("... ;;; !!!").is_empty()
+                || clauses("... ;;; !!!").iter().all(|c| c.iter().all(|t| *t == Token::Pause))
+        );
     }
 }

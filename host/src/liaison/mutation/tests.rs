@@ -55,7 +55,10 @@ fn every_claim_is_caught_and_no_benign_sentence_is() {
     let corpus = corpus();
     let mut failures = Vec::new();
     let (mut caught, mut claims, mut flagged_benign, mut benign) = (0, 0, 0, 0);
-    println!("{:<48} {:>6} {:>4} {:>8} {:>9} {:>7}", "category", "label", "n", "flagged", "precision", "recall");
+    println!(
+        "{:<48} {:>6} {:>4} {:>8} {:>9} {:>7}",
+        "category", "label", "n", "flagged", "precision", "recall"
+    );
     for category in &corpus.category {
         let flagged: Vec<(&String, Option<super::Finding>)> =
             category.sentences.iter().map(|sentence| (sentence, find(sentence))).collect();
@@ -122,8 +125,13 @@ fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
             answer["answer"] = json!(text);
             let verdict = validate(&trace, &answer, &skills, Mode::Review);
             let expected = match category.label {
-                Label::Claim => verdict.rule == Some(RuleCode::MutationClaim)
-                    && verdict.reason.as_deref().is_some_and(|reason| reason.starts_with("answer claims an effect (`")),
+                Label::Claim => {
+                    verdict.rule == Some(RuleCode::MutationClaim)
+                        && verdict
+                            .reason
+                            .as_deref()
+                            .is_some_and(|reason| reason.starts_with("answer claims an effect (`"))
+                }
                 Label::Benign => verdict.accepted,
             };
             if !expected {
