@@ -154,10 +154,8 @@ fn split(text: &str) -> Vec<Clause> {
         let glued = next.is_some_and(char::is_alphanumeric);
         match character {
             '.' if ellipsis || glued => push_pause(clauses.last_mut()),
-            '.' | '!' | '?' | ';' => {
-                if clauses.last().is_some_and(|clause| !clause.is_empty()) {
-                    clauses.push(Clause::new());
-                }
+            '.' | '!' | '?' | ';' if clauses.last().is_some_and(|clause| !clause.is_empty()) => {
+                clauses.push(Clause::new());
             }
             ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' => {
                 push_pause(clauses.last_mut())
