@@ -19,8 +19,11 @@ const MAX_SHOWN_WORDS: usize = 10;
 
 /// The first claim in `clause`, if any.
 pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
+    let hypothetical = grammar::is_hypothetical(clause);
     (0..clause.len()).find_map(|index| {
-        actor_claim(clause, index)
+        (!hypothetical)
+            .then(|| actor_claim(clause, index))
+            .flatten()
             .or_else(|| passive_claim(clause, index))
             .or_else(|| reflexive_claim(clause, index))
             .or_else(|| nominal_claim(clause, index))

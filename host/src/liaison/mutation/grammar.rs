@@ -398,8 +398,13 @@ fn is_adverb(word: &str) -> bool {
     ADVERBS.contains(&word) || (word.len() > 4 && word.ends_with("ly") && !LY_VERBS.contains(&word))
 }
 
-/// Whether the actor at `index` is reported or hypothetical: "whether I
-/// approved", "you asked if I published", "if I were you".
+/// Whether the clause speaks for the user: "if I were you, I'd approve".
+pub(super) fn is_hypothetical(clause: &[Token]) -> bool {
+    (0..clause.len()).any(|at| phrase_at(clause, at, &["if", "i", "were", "you"]).is_some())
+}
+
+/// Whether the actor at `index` is reported: "whether I approved", "you
+/// asked if I published".
 pub(super) fn is_reported(clause: &[Token], index: usize) -> bool {
     let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
     let asked = [
@@ -417,7 +422,6 @@ pub(super) fn is_reported(clause: &[Token], index: usize) -> bool {
     ];
     before(1) == Some("whether")
         || (before(1) == Some("if") && before(2).is_some_and(|verb| asked.contains(&verb)))
-        || (0..clause.len()).any(|at| phrase_at(clause, at, &["if", "i", "were", "you"]).is_some())
 }
 
 /// Whether a negation stands right before the actor at `index`: "neither I

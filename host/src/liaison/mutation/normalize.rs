@@ -53,6 +53,9 @@ pub(super) type Clause = Vec<Token>;
 /// Hangul fillers: letters (not Cf) that render as nothing.
 const INVISIBLE_LETTERS: [char; 4] = ['\u{115F}', '\u{1160}', '\u{3164}', '\u{FFA0}'];
 
+/// The longest link target that is removed, so a scan for its end is bounded.
+const MAX_LINK_TARGET_CHARS: usize = 2000;
+
 /// The longest HTML tag that is removed; longer `<...>` spans are kept.
 const MAX_TAG_CHARS: usize = 40;
 
@@ -112,8 +115,9 @@ fn strip_markup(text: &str) -> String {
 /// prose in parentheses is never taken for a target.
 fn link_target_length(after_bracket: &str) -> Option<usize> {
     let target = after_bracket.strip_prefix('(')?;
-    let end = target.find(|c: char| c == ')' || c.is_whitespace())?;
-    target[end..].starts_with(')').then_some(end + 2)
+    let (end, close) =
+        target.char_indices().take(MAX_LINK_TARGET_CHARS).find(|(_, c)| *c == ')' || c.is_whitespace())?;
+    (close == ')').then_some(end + 2)
 }
 
 /// The length of a bare tag's body before its `>`: `<b>`, `</em>`, `<br/>`.
@@ -292,9 +296,6 @@ mod tests {
         let long = "<".repeat(10_000) + &"](".repeat(10_000) + &"\u{FDFA}".repeat(1000);
         assert!(!clauses(&long).is_empty());
         assert!(clauses("").is_empty());
-        assert!(
-            clauses("... ;;; !!!").is_empty()
-                || clauses("... ;;; !!!").iter().all(|c| c.iter().all(|t| *t == Token::Pause))
-        );
+        assert!(clauses("... ;;; !!! , ,").is_empty(), "punctuation alone makes no clause");
     }
 }
