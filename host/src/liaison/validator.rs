@@ -22,7 +22,9 @@
 //! 7. `mutation_claim`: the answer text, every claim's text and every
 //!    uncertainty note claim no effect the read-only liaison cannot have
 //!    (see [`crate::liaison::mutation`] for the detector's design); the
-//!    reason names the field and the matched phrase.
+//!    reason names the field and the matched phrase. A span in double
+//!    quotes that repeats a string a successful call returned is a
+//!    quotation of the source, not a claim.
 //! 8. Per claim, in order: `claim_text_absent`, `unknown_evidence`,
 //!    `evidence_not_displayed`, `record_claim_without_record_evidence`.
 //! 9. `error_not_bound`, `error_not_preserved`, `error_code_not_displayed`,
@@ -245,7 +247,7 @@ fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Ch
     let calls = parse_calls(&attempts)?;
     let evidence = returned_evidence(&calls);
     check_feed_freshness(&calls)?;
-    check_no_mutation_claim(&answer)?;
+    check_no_mutation_claim(&answer, &calls)?;
     for (index, claim) in answer.claims.iter().enumerate() {
         check_claim(index, claim, &answer.answer, &evidence)?;
     }
@@ -446,20 +448,36 @@ fn freshness_problem(data: &Map<String, Value>) -> Result<(), &'static str> {
 }
 
 // Rule 7.
-fn check_no_mutation_claim(answer: &Answer) -> Check {
+fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>]) -> Check {
+    let mut quotations = Vec::new();
+    for call in calls.iter().filter(|call| call.envelope.is_success()) {
+        if let Some(data) = &call.envelope.data {
+            data.values().for_each(|value| collect_strings(value, &mut quotations));
+        }
+    }
     let claims =
         answer.claims.iter().enumerate().map(|(index, claim)| (format!("claims[{index}].text"), &claim.text));
     let uncertainty =
         answer.uncertainty.iter().enumerate().map(|(index, text)| (format!("uncertainty[{index}]"), text));
     let fields = std::iter::once(("answer".to_owned(), &answer.answer)).chain(claims).chain(uncertainty);
     for (field, text) in fields {
-        if let Some(found) = mutation::find(text) {
+        if let Some(found) = mutation::find_outside_quotations(text, &quotations) {
             let reason =
                 format!("{field} claims an effect (`{}`); the liaison only reads", one_line(&found.phrase));
             return fail(RuleCode::MutationClaim, reason);
         }
     }
     Ok(())
+}
+
+/// Every string in `value`: what a tool returned, which the answer may quote.
+fn collect_strings<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
+    match value {
+        Value::String(text) => strings.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, strings)),
+        Value::Object(map) => map.values().for_each(|item| collect_strings(item, strings)),
+        _ => {}
+    }
 }
 
 // Rule 8.

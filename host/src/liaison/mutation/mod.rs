@@ -30,12 +30,15 @@
 //! published"), recommendations and conditionals to the user ("I recommend
 //! that you approve"), states without an actor ("awaiting approval", "was
 //! published on Monday"), a retry of a read ("I retried the read"), and
-//! reported questions ("you asked whether I approved it").
+//! reported questions ("you asked whether I approved it"), and quotations
+//! of what the tools returned ([`find_outside_quotations`]).
 //!
 //! It is lexical: it reads words, not meaning. A claim made without an
 //! actor it knows ("Done: act-1 is live now"), split across sentences
 //! ("Harmonia. Published act-1."), or put in words outside its tables is
 //! not seen; the corpus in `tests/claims/` measures what it does see.
+
+use std::collections::HashSet;
 
 mod detect;
 mod grammar;
@@ -57,4 +60,42 @@ pub struct Finding {
 /// The first claim of an effect in `text`, if any.
 pub fn find(text: &str) -> Option<Finding> {
     normalize::clauses(text).iter().find_map(|clause| detect::claim_in(clause))
+}
+
+/// Like [`find`], but a span in double quotes (`"..."` or `“...”`) that
+/// repeats one of `quotations` exactly, ignoring case, is read as a
+/// quotation of that source rather than the liaison's own words: a story
+/// titled "We deleted our database" can be cited. The validator passes the
+/// strings its tools returned this invocation.
+pub fn find_outside_quotations(text: &str, quotations: &[&str]) -> Option<Finding> {
+    let known: HashSet<String> = quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
+    find(&without_quotations(text, &known))
+}
+
+/// The longest quoted span considered, so the scan for its end is bounded.
+const MAX_QUOTATION_CHARS: usize = 2000;
+
+fn without_quotations(text: &str, known: &HashSet<String>) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(['"', '\u{201C}']) {
+        let quote = rest[open..].chars().next().map_or(1, char::len_utf8);
+        let inner_start = open + quote;
+        let close = rest[inner_start..]
+            .char_indices()
+            .take(MAX_QUOTATION_CHARS)
+            .find(|(_, c)| matches!(c, '"' | '\u{201D}'))
+            .map(|(at, c)| (inner_start + at, c.len_utf8()));
+        let Some((close, close_length)) = close else { break };
+        let inner = rest[inner_start..close].trim().to_lowercase();
+        kept.push_str(&rest[..open]);
+        if !inner.is_empty() && known.contains(&inner) {
+            kept.push_str(" quotation ");
+        } else {
+            kept.push_str(&rest[open..close + close_length]);
+        }
+        rest = &rest[close + close_length..];
+    }
+    kept.push_str(rest);
+    kept
 }

@@ -216,3 +216,41 @@ fn hostile_input_ends_quickly_without_panicking() {
     }
     assert!(find(&("I ".repeat(4000) + "approved act-1")).is_some());
 }
+
+#[test]
+fn quotations_of_what_the_tools_returned_are_not_claims() {
+    use super::find_outside_quotations as find_quoted;
+    let titles = ["We deleted our production database", "I published my first crate"];
+    assert_eq!(find_quoted("Top story: \"We deleted our production database\" (412 points).", &titles), None);
+    assert_eq!(find_quoted("Top story: “i published my first crate”.", &titles), None);
+    // Unquoted, another quotation, or a quotation with words added: still claims.
+    assert!(find_quoted("We deleted our production database.", &titles).is_some());
+    assert!(find_quoted("\"I approved act-1\" is my answer.", &titles).is_some());
+    assert!(find_quoted("\"We deleted our production database and act-1\"", &titles).is_some());
+    assert!(find_quoted("\"We deleted our production database\" and I published act-1.", &titles).is_some());
+    // An unclosed quote hides nothing.
+    assert!(find_quoted("\"We deleted our production database. I published act-1.", &titles).is_some());
+}
+
+/// A trend answer may quote a story title that reads like a claim; the
+/// same words outside quotes are rejected.
+#[test]
+fn the_validator_accepts_a_quoted_title_the_tool_returned() {
+    let (mut trace, mut answer) = catalogue_case("grounded-trend-scan");
+    let skills = SkillSet::builtin();
+    let old = "Wasmtime 48 is a long-term-support release";
+    let new = "We deleted our production database";
+    let response = trace.entries[1].response.as_mut().unwrap();
+    response["data"]["signals"][0]["title"] = json!(new);
+    let replaced = |field: &Value| json!(field.as_str().unwrap().replace(old, new));
+    answer["answer"] = replaced(&answer["answer"]);
+    answer["claims"][1]["text"] = replaced(&answer["claims"][1]["text"]);
+    assert_eq!(
+        validate(&trace, &answer, &skills, Mode::Review),
+        crate::liaison::validator::Verdict::accept()
+    );
+    let text = format!("{} {new}.", answer["answer"].as_str().unwrap());
+    answer["answer"] = json!(text);
+    let verdict = validate(&trace, &answer, &skills, Mode::Review);
+    assert_eq!(verdict.rule, Some(RuleCode::MutationClaim), "{verdict:?}");
+}
