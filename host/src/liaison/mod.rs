@@ -7,10 +7,12 @@
 //! - [`trace`]: the host's record of one invocation.
 //! - [`answer`]: the liaison's final answer, parsed strictly.
 //! - [`validator`]: every rule of §5 in order, with stable rule codes.
+//! - [`mutation`]: the validator's detector of claimed effects.
 //! - [`session`]: one agent invocation: activation, the pre-dispatch guard,
 //!   recording, validation.
 
 pub mod answer;
+pub mod mutation;
 pub mod session;
 pub mod skills;
 pub mod trace;

@@ -19,8 +19,12 @@
 //! 5. `invalid_envelope`: every `tool_call` response is a valid envelope.
 //! 6. `feed_freshness_missing`: `get_operator_feed` successes carry
 //!    `freshness.state` and an RFC 3339 `freshness.readAt`.
-//! 7. `mutation_claim`: the answer text and uncertainty claim no authority
-//!    (see [`authority`] for the matcher).
+//! 7. `mutation_claim`: the answer text, every claim's text and every
+//!    uncertainty note claim no effect the read-only liaison cannot have
+//!    (see [`crate::liaison::mutation`] for the detector's design); the
+//!    reason names the field and the matched phrase. A span in double
+//!    quotes that repeats a string a successful call returned is a
+//!    quotation of the source, not a claim.
 //! 8. Per claim, in order: `claim_text_absent`, `unknown_evidence`,
 //!    `evidence_not_displayed`, `record_claim_without_record_evidence`.
 //! 9. `error_not_bound`, `error_not_preserved`, `error_code_not_displayed`,
@@ -42,6 +46,7 @@
 
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
 use crate::liaison::answer::{Answer, AnswerStatus, Claim, ClaimKind, one_line};
+use crate::liaison::mutation;
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
 use harmonia_tool_common::time::parse_rfc3339;
@@ -106,7 +111,7 @@ rule_codes! {
     InvalidEnvelope => "invalid_envelope",
     /// An operator feed success lacks a valid freshness.
     FeedFreshnessMissing => "feed_freshness_missing",
-    /// The answer claims to approve, publish, schedule, execute, verify or authorise.
+    /// The answer, a claim or an uncertainty note claims an effect the liaison cannot have.
     MutationClaim => "mutation_claim",
     /// A claim's text is not in the answer.
     ClaimTextAbsent => "claim_text_absent",
@@ -242,7 +247,7 @@ fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Ch
     let calls = parse_calls(&attempts)?;
     let evidence = returned_evidence(&calls);
     check_feed_freshness(&calls)?;
-    check_no_authority_claim(&answer)?;
+    check_no_mutation_claim(&answer, &calls)?;
     for (index, claim) in answer.claims.iter().enumerate() {
         check_claim(index, claim, &answer.answer, &evidence)?;
     }
@@ -443,18 +448,36 @@ fn freshness_problem(data: &Map<String, Value>) -> Result<(), &'static str> {
 }
 
 // Rule 7.
-fn check_no_authority_claim(answer: &Answer) -> Check {
+fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>]) -> Check {
+    let mut quotations = Vec::new();
+    for call in calls.iter().filter(|call| call.envelope.is_success()) {
+        if let Some(data) = &call.envelope.data {
+            data.values().for_each(|value| collect_strings(value, &mut quotations));
+        }
+    }
+    let claims =
+        answer.claims.iter().enumerate().map(|(index, claim)| (format!("claims[{index}].text"), &claim.text));
     let uncertainty =
         answer.uncertainty.iter().enumerate().map(|(index, text)| (format!("uncertainty[{index}]"), text));
-    for (field, text) in std::iter::once(("answer".to_owned(), &answer.answer)).chain(uncertainty) {
-        if let Some(claim) = authority::find_claim(text) {
-            return fail(
-                RuleCode::MutationClaim,
-                format!("{field} claims authority ({claim}); the liaison only reads"),
-            );
+    let fields = std::iter::once(("answer".to_owned(), &answer.answer)).chain(claims).chain(uncertainty);
+    for (field, text) in fields {
+        if let Some(found) = mutation::find_outside_quotations(text, &quotations) {
+            let reason =
+                format!("{field} claims an effect (`{}`); the liaison only reads", one_line(&found.phrase));
+            return fail(RuleCode::MutationClaim, reason);
         }
     }
     Ok(())
+}
+
+/// Every string in `value`: what a tool returned, which the answer may quote.
+fn collect_strings<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
+    match value {
+        Value::String(text) => strings.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, strings)),
+        Value::Object(map) => map.values().for_each(|item| collect_strings(item, strings)),
+        _ => {}
+    }
 }
 
 // Rule 8.
@@ -574,134 +597,8 @@ fn check_no_mock_evidence(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> C
     Ok(())
 }
 
-/// The `mutation_claim` matcher: does a text claim authority it cannot have?
-///
-/// Deliberately simple and word-based. The text is split into sentences at
-/// `.`, `!` or `?` followed by whitespace or the end, and at line breaks.
-/// Each sentence is split into lowercase words at every character that is
-/// neither alphanumeric nor an apostrophe (`’` counts as `'`), so
-/// `waiting_approval` is two words and `can't` is one. A sentence claims
-/// authority when:
-/// - an actor word (first person, or `harmonia`) is followed within its
-///   next four words by an authority verb, with no negation among the words
-///   between them; or
-/// - it holds the two-word phrase approval/publishing/publication/execution
-///   + receipt(s).
-///
-/// `schedule` is also a noun ("our posting schedule"), so it counts only as
-/// a verb: right after a non-possessive actor or after an auxiliary such as
-/// `will`, `can` or `to` ("I'll schedule", "we can schedule"), and never
-/// after `my`/`our`. A value reported without an actor
-/// ("strategyApprovalState: approved") never matches.
-pub mod authority {
-    const ACTORS: [&str; 15] = [
-        "i", "i'm", "i've", "i'll", "i'd", "me", "my", "we", "we're", "we've", "we'll", "we'd", "us", "our",
-        "harmonia",
-    ];
-    const POSSESSIVE_ACTORS: [&str; 2] = ["my", "our"];
-    const VERBS: [&str; 17] = [
-        "approved",
-        "approve",
-        "approves",
-        "rejected",
-        "reject",
-        "published",
-        "publish",
-        "publishes",
-        "executed",
-        "execute",
-        "scheduled",
-        "verified",
-        "verify",
-        "authorized",
-        "authorised",
-        "authorize",
-        "authorise",
-    ];
-    const SCHEDULE: &str = "schedule";
-    const AUXILIARIES: [&str; 14] = [
-        "will", "would", "shall", "should", "can", "could", "may", "might", "must", "to", "do", "did",
-        "also", "just",
-    ];
-    const NEGATIONS: [&str; 9] =
-        ["not", "never", "cannot", "can't", "don't", "didn't", "won't", "haven't", "hasn't"];
-    const RECEIPT_KINDS: [&str; 4] = ["approval", "publishing", "publication", "execution"];
-    const RECEIPT_WORDS: [&str; 2] = ["receipt", "receipts"];
-    /// How many words after the actor may hold the verb.
-    const WINDOW: usize = 4;
-
-    /// Describes the first authority claim in `text`, e.g. "`we` … `published`".
-    pub fn find_claim(text: &str) -> Option<String> {
-        sentences(text).into_iter().find_map(|sentence| {
-            let words = words(sentence);
-            receipt_phrase(&words).or_else(|| actor_with_verb(&words))
-        })
-    }
-
-    fn sentences(text: &str) -> Vec<&str> {
-        let mut sentences = Vec::new();
-        let mut start = 0;
-        let mut chars = text.char_indices().peekable();
-        while let Some((index, character)) = chars.next() {
-            let at_break = chars.peek().is_none_or(|(_, next)| next.is_whitespace());
-            if character == '\n' || (matches!(character, '.' | '!' | '?') && at_break) {
-                sentences.push(&text[start..index]);
-                start = index + character.len_utf8();
-            }
-        }
-        sentences.push(&text[start..]);
-        sentences
-    }
-
-    fn words(sentence: &str) -> Vec<String> {
-        sentence
-            .to_lowercase()
-            .replace(['\u{2019}', '\u{2018}'], "'")
-            .split(|character: char| !character.is_alphanumeric() && character != '\'')
-            .map(|word| word.trim_matches('\''))
-            .filter(|word| !word.is_empty())
-            .map(str::to_owned)
-            .collect()
-    }
-
-    fn receipt_phrase(words: &[String]) -> Option<String> {
-        words
-            .windows(2)
-            .find(|pair| {
-                RECEIPT_KINDS.contains(&pair[0].as_str()) && RECEIPT_WORDS.contains(&pair[1].as_str())
-            })
-            .map(|pair| format!("`{} {}`", pair[0], pair[1]))
-    }
-
-    fn actor_with_verb(words: &[String]) -> Option<String> {
-        let mut actors = words.iter().enumerate().filter(|(_, word)| ACTORS.contains(&word.as_str()));
-        actors.find_map(|(actor_index, actor)| {
-            let following = words.iter().enumerate().skip(actor_index + 1).take(WINDOW);
-            following
-                .take_while(|(_, word)| !is_negation(word))
-                .find(|(index, _)| is_authority_verb(words, *index, actor_index))
-                .map(|(_, verb)| format!("`{actor}` … `{verb}`"))
-        })
-    }
-
-    fn is_negation(word: &str) -> bool {
-        NEGATIONS.contains(&word) || word.ends_with("n't")
-    }
-
-    fn is_authority_verb(words: &[String], index: usize, actor_index: usize) -> bool {
-        let word = words[index].as_str();
-        if word != SCHEDULE {
-            return VERBS.contains(&word);
-        }
-        let actor_is_subject = !POSSESSIVE_ACTORS.contains(&words[actor_index].as_str());
-        let previous = words[index - 1].as_str();
-        actor_is_subject && (index == actor_index + 1 || AUXILIARIES.contains(&previous))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::authority::find_claim;
     use super::*;
     use crate::contract::{Category, DEPENDENCY_UNAVAILABLE, JOB_NOT_FOUND, StableCode, TOOL_TIMEOUT};
     use serde_json::json;
@@ -1158,68 +1055,49 @@ mod tests {
     fn mutation_claim() {
         let mut answer = grounded_answer();
         answer["answer"] =
-            json!(format!("Job job-42 is waiting ({}). We have published the thread.", job_id()));
+            json!(format!("Job job-42 is waiting ({}). We have\npub\u{200B}lished the thread.", job_id()));
         let verdict = check(&job_trace(job_success()), &answer);
         assert_eq!(
             verdict.reason.as_deref(),
-            Some("answer claims authority (`we` … `published`); the liaison only reads")
+            Some("answer claims an effect (`we have published`); the liaison only reads")
         );
         assert_rejected(verdict, RuleCode::MutationClaim);
 
         let mut in_uncertainty = grounded_answer();
-        in_uncertainty["uncertainty"] = json!(["Fine.", "Harmonia approved the draft"]);
+        in_uncertainty["uncertainty"] = json!(["Fine.", "act-1 was approved by H\u{0430}rmonia"]);
         let verdict = check(&job_trace(job_success()), &in_uncertainty);
-        assert!(
-            verdict
-                .reason
-                .as_deref()
-                .is_some_and(|reason| reason.starts_with("uncertainty[1] claims authority"))
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("uncertainty[1] claims an effect (`approved by harmonia`); the liaison only reads")
         );
         assert_rejected(verdict, RuleCode::MutationClaim);
     }
 
     #[test]
-    fn authority_matcher_flags_claims_of_effects() {
-        for text in [
-            "We have published the thread",
-            "Harmonia approved the draft",
-            "I scheduled it for 14:00",
-            "I've verified the receipts",
-            "Done. I’ll approve it now.",
-            "I have already formally approved act-1",
-            "We will schedule the post for Monday",
-            "Let me schedule that",
-            "Our team rejected the draft",
-            "The approval receipt is attached",
-            "Two Publication Receipts were issued",
-            "There is an execution-receipt for act-1",
-            "The job is fine.\nWe executed act-2",
-        ] {
-            assert!(find_claim(text).is_some(), "should flag: {text:?}");
-        }
+    fn mutation_claim_in_a_claim_text() {
+        // The answer denies the effect; the claim, cut out of it, asserts it.
+        let mut answer = grounded_answer();
+        answer["answer"] =
+            json!(format!("Job job-42 is waiting ({}). Nothing was approved by me.", job_id()));
+        answer["claims"] = json!([{"text": "approved by me", "kind": "record", "evidenceIds": [job_id()]}]);
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("claims[0].text claims an effect (`approved by me`); the liaison only reads")
+        );
+        assert_rejected(verdict, RuleCode::MutationClaim);
     }
 
     #[test]
-    fn authority_matcher_passes_reports_and_negations() {
-        for text in [
-            "I have not approved anything",
-            "We cannot publish on your behalf",
-            "I can't verify that the action ran",
-            "I didn’t schedule anything",
-            "The job status is waiting_approval and act-1 is not verified",
-            "Job job-42: strategyApprovalState approved",
-            "The draft was approved by the operator",
-            "I read the feed. Approved drafts: 2",
-            "I read the job and its four actions were approved",
-            "Our posting schedule favours 14:00 UTC",
-            "My schedule suggestion is 09:00-10:00 UTC",
-            "I suggest you schedule the post at 14:00 UTC",
-            "The job has 2 receipts awaiting approval",
-            "Receipt count: 0. Execution is pending",
-            "The job was approved. Receipts: 3",
-        ] {
-            assert_eq!(find_claim(text), None, "should pass: {text:?}");
-        }
+    fn benign_reports_pass_rule_7() {
+        let mut answer = grounded_answer();
+        answer["answer"] = json!(format!(
+            "Job job-42 is waiting for approval ({}). I recommend that you approve act-1; \
+             once you approve, the workflow will publish it. Nothing was published by me.",
+            job_id()
+        ));
+        answer["uncertainty"] = json!(["I cannot approve, publish or retry anything."]);
+        assert_eq!(check(&job_trace(job_success()), &answer), Verdict::accept());
     }
 
     // Rule 8.
@@ -1389,7 +1267,7 @@ mod tests {
         trace_.entries[1].sequence = 5;
         assert_rejected(check(&trace_, &grounded_answer()), RuleCode::SequenceInvalid);
 
-        // An authority claim and an absent claim text: rule 7 before rule 8.
+        // A mutation claim and an absent claim text: rule 7 before rule 8.
         let mut answer = grounded_answer();
         answer["answer"] = json!(format!("I approved job-42 ({}).", job_id()));
         assert_rejected(check(&job_trace(job_success()), &answer), RuleCode::MutationClaim);

@@ -1,0 +1,531 @@
+//! The closed word classes the detector reads claims with: who counts as
+//! the liaison, which words may stand between an actor and its verb, and
+//! which words negate.
+//!
+//! The verb after an actor must have the form its last auxiliary asks for
+//! ("will publish", "have published", "am publishing"), so a noun that is
+//! spelt like a verb ("I have schedule data") is not read as the verb.
+
+use super::lexicon::{ANY, BASE, Forms, GERUND, PARTICIPLE, PAST, THIRD};
+use super::normalize::Token;
+
+/// The forms a verb may have right after a subject: "I approve",
+/// "Harmonia approves", "we approved".
+pub(super) const FINITE: Forms = BASE | THIRD | PAST;
+
+/// The liaison as the subject of a clause: first person, the product, and
+/// the liaison's own names and roles.
+const SUBJECTS: &[&[&str]] = &[
+    &["i"],
+    &["we"],
+    &["harmonia"],
+    &["nova"],
+    &["the", "liaison"],
+    &["the", "liaison", "agent"],
+    &["the", "agent"],
+    &["the", "assistant"],
+    &["the", "ai"],
+    &["the", "ai", "agent"],
+    &["the", "ai", "assistant"],
+    &["the", "bot"],
+    &["this", "liaison"],
+    &["this", "agent"],
+    &["this", "assistant"],
+    &["your", "liaison"],
+    &["your", "agent"],
+    &["your", "assistant"],
+    &["our", "liaison"],
+    &["our", "agent"],
+    &["our", "assistant"],
+    &["my", "team"],
+    &["our", "team"],
+    &["yours", "truly"],
+    &["me", "who"],
+    &["us", "who"],
+];
+
+/// Offers in which the liaison would act: "let me publish", "want me to
+/// approve it?". The verb follows in its base form.
+const OFFERS: &[&[&str]] = &[
+    &["let", "me"],
+    &["let", "us"],
+    &["allow", "me", "to"],
+    &["want", "me", "to"],
+    &["wants", "me", "to"],
+    &["like", "me", "to"],
+    &["need", "me", "to"],
+    &["want", "us", "to"],
+    &["like", "us", "to"],
+];
+
+/// The liaison as the agent of a passive: "published by me".
+const AGENTS: &[&[&str]] = &[
+    &["me"],
+    &["us"],
+    &["myself"],
+    &["ourselves"],
+    &["harmonia"],
+    &["nova"],
+    &["the", "liaison"],
+    &["the", "agent"],
+    &["the", "assistant"],
+    &["the", "ai"],
+    &["this", "assistant"],
+    &["this", "agent"],
+    &["your", "assistant"],
+    &["your", "agent"],
+    &["our", "assistant"],
+    &["our", "agent"],
+    &["my", "team"],
+    &["our", "team"],
+    &["yours", "truly"],
+];
+
+/// Words after an agent that make it another actor: "by the Harmonia
+/// workflow", "by Harmonia's scheduler".
+const COMPONENTS: &[&str] = &[
+    "'s",
+    "workflow",
+    "workflows",
+    "scheduler",
+    "pipeline",
+    "host",
+    "runtime",
+    "system",
+    "service",
+    "worker",
+    "team",
+    "operator",
+    "operators",
+    "engine",
+    "backend",
+    "publisher",
+    "platform",
+    "app",
+    "tool",
+    "tools",
+    "job",
+    "jobs",
+    "store",
+    "api",
+];
+
+/// Agents that need a passive auxiliary before the participle ("was
+/// published on your behalf"), since an active "the workflow published it
+/// on your behalf" names another actor.
+const BEHALF: &[&[&str]] = &[
+    &["on", "your", "behalf"],
+    &["on", "my", "behalf"],
+    &["on", "our", "behalf"],
+    &["on", "my", "end"],
+    &["on", "our", "end"],
+    &["from", "my", "end"],
+    &["from", "my", "side"],
+    &["from", "our", "side"],
+    &["through", "me"],
+    &["via", "me"],
+];
+
+const PASSIVE_AUXILIARIES: &[&str] =
+    &["is", "are", "was", "were", "be", "been", "being", "'s", "got", "gets", "get", "gotten"];
+
+/// Words that negate what follows them in a chain or a passive clause.
+const NEGATIONS: &[&str] = &[
+    "not", "never", "no", "neither", "nor", "nothing", "none", "nobody", "unable", "without", "hardly",
+    "cannot",
+];
+
+/// Words that end a verb's direct object: a read named after one of them
+/// ("drafts on request") is not the verb's object.
+pub(super) const PREPOSITIONS: &[&str] = &[
+    "on", "for", "to", "at", "in", "into", "with", "after", "before", "from", "by", "of", "about", "via",
+    "because", "as",
+];
+
+/// Words that, right after a verb, say nothing was affected.
+const EMPTY_OBJECTS: &[&str] = &["nothing", "none", "no", "neither", "nobody", "zero", "0", "anything"];
+
+/// Auxiliaries and the verb form each asks for next.
+const AUXILIARIES: &[(&str, Forms)] = &[
+    ("will", BASE),
+    ("would", BASE),
+    ("shall", BASE),
+    ("should", BASE),
+    ("can", BASE),
+    ("could", BASE),
+    ("may", BASE),
+    ("might", BASE),
+    ("must", BASE),
+    ("do", BASE),
+    ("does", BASE),
+    ("did", BASE),
+    ("to", BASE),
+    ("'d", BASE | PARTICIPLE),
+    ("have", PARTICIPLE),
+    ("has", PARTICIPLE),
+    ("had", PARTICIPLE),
+    ("having", PARTICIPLE),
+    ("am", GERUND),
+    ("is", GERUND),
+    ("are", GERUND),
+    ("was", GERUND),
+    ("were", GERUND),
+    ("be", GERUND),
+    ("been", GERUND),
+    ("'s", GERUND | PARTICIPLE),
+];
+
+/// Verbs that lead to another verb through `to`: "going to", "able to".
+const TO_VERBS: &[&str] = &[
+    "going",
+    "about",
+    "able",
+    "managed",
+    "manage",
+    "decided",
+    "decide",
+    "proceeded",
+    "proceed",
+    "tried",
+    "try",
+    "trying",
+    "attempted",
+    "want",
+    "wants",
+    "wanted",
+    "like",
+    "love",
+    "plan",
+    "plans",
+    "planned",
+    "planning",
+    "intend",
+    "intends",
+    "intended",
+    "need",
+    "needs",
+    "needed",
+    "hope",
+    "happy",
+    "glad",
+    "ready",
+    "set",
+    "supposed",
+    "allowed",
+    "permitted",
+    "authorized",
+    "authorised",
+    "expected",
+    "scheduled",
+    "have",
+    "has",
+    "had",
+    "got",
+    "get",
+    "used",
+    "willing",
+    "here",
+    "continue",
+    "continued",
+    "began",
+    "begin",
+    "started",
+    "start",
+    "offered",
+    "offer",
+    "promise",
+    "promised",
+    "prepared",
+];
+
+/// Verbs that take another verb in `-ing`: "started publishing".
+const GERUND_VERBS: &[&str] = &[
+    "start",
+    "starts",
+    "started",
+    "begin",
+    "began",
+    "begun",
+    "keep",
+    "keeps",
+    "kept",
+    "continue",
+    "continued",
+    "finish",
+    "finished",
+];
+
+/// Verbs that lead to another verb through `to` and deny it: "unable to".
+const NEGATING_TO_VERBS: &[&str] =
+    &["unable", "refuse", "refused", "decline", "declined", "fail", "failed", "forbidden", "prohibited"];
+
+/// Verbs of "go ahead and ..." and "went and ...".
+const GO: &[&str] = &["go", "goes", "went", "gone", "going"];
+
+/// Adverbs allowed between an actor and its verb, besides words in `-ly`.
+const ADVERBS: &[&str] = &[
+    "already",
+    "just",
+    "now",
+    "then",
+    "also",
+    "finally",
+    "today",
+    "yesterday",
+    "tonight",
+    "earlier",
+    "still",
+    "even",
+    "again",
+    "once",
+    "soon",
+    "later",
+    "too",
+    "all",
+    "both",
+    "hereby",
+    "right",
+    "away",
+    "here",
+    "myself",
+    "ourselves",
+    "themselves",
+    "indeed",
+    "since",
+    "thus",
+    "therefore",
+    "meanwhile",
+    "first",
+    "next",
+    "instead",
+    "anyway",
+    "ahead",
+    "actually",
+    "only",
+    "each",
+    "very",
+    "quite",
+    "duly",
+];
+
+/// "-ly" words that are verbs, never adverbs.
+const LY_VERBS: &[&str] = &["apply", "reply", "supply", "rely", "comply", "multiply", "imply", "ally", "fly"];
+
+/// Words that join two verb phrases of one subject.
+pub(super) const CONJUNCTIONS: &[&str] = &["and", "but", "or", "nor", "plus", "yet", "&"];
+
+/// Conjunctions after which a new verb phrase does not share a negation.
+pub(super) const CONTRASTS: &[&str] = &["but", "yet"];
+
+/// Words that start a clause with another subject: the scan for more verbs
+/// of the same subject stops there.
+const CLAUSE_STARTS: &[&str] = &[
+    "you", "he", "she", "they", "someone", "somebody", "everyone", "anyone", "nobody", "that", "which",
+    "who", "whom", "whose", "because", "so", "although", "though", "while", "whereas", "if", "unless",
+    "when", "whenever", "after", "before", "until", "where", "whether", "once",
+];
+
+/// Words that end a negation's reach backwards through a clause.
+const SCOPE_BREAKS: &[&str] = &["but", "yet", "whereas", "while", "although", "though", "however"];
+
+/// The longest parenthetical skipped between an actor and its verb.
+const MAX_ASIDE: usize = 6;
+/// The most words a chain may hold.
+const MAX_CHAIN: usize = 12;
+
+fn word(clause: &[Token], index: usize) -> Option<&str> {
+    clause.get(index).and_then(Token::word)
+}
+
+/// The length of `phrase` when `clause` holds it at `index`.
+pub(super) fn phrase_at(clause: &[Token], index: usize, phrase: &[&str]) -> Option<usize> {
+    let held =
+        phrase.iter().enumerate().all(|(offset, expected)| word(clause, index + offset) == Some(expected));
+    held.then_some(phrase.len())
+}
+
+fn longest(clause: &[Token], index: usize, phrases: &[&[&str]]) -> Option<usize> {
+    phrases.iter().filter_map(|phrase| phrase_at(clause, index, phrase)).max()
+}
+
+/// An actor at `index`: its length and the forms its verb may have.
+pub(super) fn actor_at(clause: &[Token], index: usize) -> Option<(usize, Forms)> {
+    if let Some(length) = longest(clause, index, OFFERS) {
+        return Some((length, BASE));
+    }
+    longest(clause, index, SUBJECTS).map(|length| (length, FINITE))
+}
+
+/// A liaison agent after `by` at `index` ("by me"), or an agent phrase
+/// ("on your behalf") when `passive` holds: the phrase's length.
+pub(super) fn agent_at(clause: &[Token], index: usize, passive: bool) -> Option<usize> {
+    if passive && let Some(length) = longest(clause, index, BEHALF) {
+        return Some(length);
+    }
+    if word(clause, index) != Some("by") {
+        return None;
+    }
+    let length = longest(clause, index + 1, AGENTS)?;
+    let next = word(clause, index + 1 + length);
+    (!next.is_some_and(|next| COMPONENTS.contains(&next))).then_some(length + 1)
+}
+
+/// Whether a passive auxiliary stands within three words before `index`.
+pub(super) fn passive_auxiliary_before(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(3)..index)
+        .any(|before| word(clause, before).is_some_and(|w| PASSIVE_AUXILIARIES.contains(&w)))
+}
+
+/// Whether `word` is an auxiliary ("was", "will"): met after an object, it
+/// starts a clause with a subject of its own ("act-1 was approved").
+pub(super) fn is_auxiliary(word: &str) -> bool {
+    AUXILIARIES.iter().any(|(auxiliary, _)| *auxiliary == word && *auxiliary != "to")
+}
+
+pub(super) fn is_negation(word: &str) -> bool {
+    NEGATIONS.contains(&word)
+}
+
+pub(super) fn is_empty_object(word: &str) -> bool {
+    EMPTY_OBJECTS.contains(&word)
+}
+
+pub(super) fn starts_clause(word: &str) -> bool {
+    CLAUSE_STARTS.contains(&word)
+}
+
+fn is_adverb(word: &str) -> bool {
+    ADVERBS.contains(&word) || (word.len() > 4 && word.ends_with("ly") && !LY_VERBS.contains(&word))
+}
+
+/// Whether the clause speaks for the user: "if I were you, I'd approve".
+pub(super) fn is_hypothetical(clause: &[Token]) -> bool {
+    (0..clause.len()).any(|at| phrase_at(clause, at, &["if", "i", "were", "you"]).is_some())
+}
+
+/// Whether the actor at `index` is reported: "whether I approved", "you
+/// asked if I published".
+pub(super) fn is_reported(clause: &[Token], index: usize) -> bool {
+    let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
+    let asked = [
+        "ask",
+        "asks",
+        "asked",
+        "asking",
+        "wonder",
+        "wondered",
+        "wondering",
+        "know",
+        "check",
+        "checked",
+        "see",
+    ];
+    before(1) == Some("whether")
+        || (before(1) == Some("if") && before(2).is_some_and(|verb| asked.contains(&verb)))
+}
+
+/// Whether a negation stands right before the actor at `index`: "neither I
+/// nor Nova", "not even I".
+pub(super) fn negated_before(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(2)..index).any(|at| word(clause, at).is_some_and(is_negation))
+}
+
+/// Whether a negation reaches `index` from earlier in its clause: "nothing
+/// was published by me". The reach ends at a contrast ("but") and at a
+/// new coordinated clause (", and").
+pub(super) fn negated_in_scope(clause: &[Token], index: usize) -> bool {
+    let mut at = index;
+    while at > 0 {
+        at -= 1;
+        let Some(current) = word(clause, at) else { continue };
+        if SCOPE_BREAKS.contains(&current) {
+            return false;
+        }
+        let after_pause = at > 0 && clause[at - 1] == Token::Pause;
+        if after_pause && matches!(current, "and" | "so" | "then") {
+            return false;
+        }
+        if is_negation(current) && word(clause, at + 1) != Some("only") {
+            return true;
+        }
+    }
+    false
+}
+
+/// The words between an actor and its verb, read.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Chain {
+    /// Where the chain stopped: the verb's position, if any.
+    pub end: usize,
+    /// The forms the verb may have.
+    pub expect: Forms,
+    /// A negation stood in the chain.
+    pub negated: bool,
+    /// An auxiliary stood in the chain.
+    pub has_auxiliary: bool,
+    /// The chain's last auxiliary was a form of `have` (for "I had it approved").
+    pub ends_in_have: bool,
+}
+
+/// Reads auxiliaries, adverbs, negations, "going to"-style verbs and
+/// pauses from `start`, expecting a verb of the `expect` forms after them.
+/// With `skip_asides`, a pause closed by another within a few words is
+/// skipped whole ("I, as asked, published"); without, only the pause is
+/// ("I, published it, and"). Callers try both.
+pub(super) fn walk(clause: &[Token], start: usize, expect: Forms, skip_asides: bool) -> Chain {
+    let mut chain = Chain { end: start, expect, negated: false, has_auxiliary: false, ends_in_have: false };
+    let mut at = start;
+    let mut steps = 0;
+    while at < clause.len() && steps < MAX_CHAIN {
+        steps += 1;
+        let Some(current) = word(clause, at) else {
+            at = if skip_asides { aside_end(clause, at) } else { at + 1 };
+            continue;
+        };
+        let next = word(clause, at + 1);
+        if next == Some("to") && (TO_VERBS.contains(&current) || NEGATING_TO_VERBS.contains(&current)) {
+            chain.negated |= NEGATING_TO_VERBS.contains(&current);
+            chain.expect = BASE;
+            chain.has_auxiliary = true;
+            at += 2;
+        } else if GO.contains(&current) && next == Some("ahead") && word(clause, at + 2) == Some("and") {
+            chain.expect = ANY;
+            at += 3;
+        } else if GO.contains(&current) && next == Some("and") {
+            chain.expect = ANY;
+            at += 2;
+        } else if let Some(length) =
+            longest(clause, at, &[&["the", "one", "who"], &["the", "ones", "who"], &["the", "one", "that"]])
+        {
+            chain.expect = FINITE;
+            at += length;
+        } else if GERUND_VERBS.contains(&current) && next.is_some_and(|next| next.ends_with("ing")) {
+            chain.expect = GERUND;
+            chain.has_auxiliary = true;
+            at += 1;
+        } else if current == "not" && next == Some("only") {
+            at += 2;
+        } else if is_negation(current) {
+            chain.negated = true;
+            at += 1;
+        } else if let Some((_, forms)) = AUXILIARIES.iter().find(|(auxiliary, _)| *auxiliary == current) {
+            chain.expect = *forms;
+            chain.has_auxiliary = true;
+            chain.ends_in_have = matches!(current, "have" | "has" | "had" | "having");
+            at += 1;
+        } else if is_adverb(current) {
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    chain.end = at;
+    chain
+}
+
+/// Past a pause at `at`: past the whole aside when another pause closes it
+/// within [`MAX_ASIDE`] words, else past the pause alone.
+fn aside_end(clause: &[Token], at: usize) -> usize {
+    let closing = (at + 1..clause.len().min(at + 2 + MAX_ASIDE)).find(|&index| clause[index] == Token::Pause);
+    closing.map_or(at + 1, |index| index + 1)
+}

@@ -1,0 +1,301 @@
+//! Turns an answer's text into clauses of plain lowercase words, so that a
+//! claim reads the same however it is typed.
+//!
+//! In order:
+//! 1. Unicode NFKC (full-width and mathematical letters become ASCII).
+//! 2. Format characters (general category Cf: zero-width spaces and
+//!    joiners, soft hyphens, word joiners, tags) and the invisible Hangul
+//!    fillers are removed; every whitespace or control character becomes a
+//!    space.
+//! 3. Every other non-ASCII character is replaced by its UTS #39 skeleton
+//!    (look-alike letters such as Cyrillic `а` become `a`) with combining
+//!    marks dropped (`ó` becomes `o`). ASCII is left alone: the skeleton
+//!    would fold `m` to `rn` and `I` to `l`.
+//! 4. Lowercase; markdown emphasis (`*`, `` ` ``, `~`, edge `_`), link
+//!    targets (`[text](url)` keeps `text`) and short HTML tags are removed.
+//! 5. Split into clauses at `.`, `!` or `?` not followed by a letter or
+//!    digit, and at `;` (a `.` glued to the next word is a pause, so
+//!    `I.approved` is not two sentences; `2.5` and `14:00` stay one word). Line breaks are ordinary spaces, so an actor and a
+//!    verb on two lines stay in one clause. Commas, colons, dashes,
+//!    parentheses and ellipses become [`Token::Pause`]; other punctuation
+//!    (quotes, stray hyphens) is dropped.
+//! 6. Contractions are expanded (`didn't` → `did not`, `I'm` → `i am`,
+//!    `let's` → `let us`); `'s` stays a word of its own (is, has or a
+//!    possessive). A lone `l` is read as `i`: look-alikes of `I` fold to
+//!    `l`, and `l` is no English word.
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
+use unicode_security::confusable_detection::skeleton;
+
+/// One unit of a clause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Token {
+    /// A lowercase word.
+    Word(String),
+    /// A comma, dash, parenthesis or ellipsis: a pause inside the clause.
+    Pause,
+}
+
+impl Token {
+    /// The word, or `None` for a pause.
+    pub(super) fn word(&self) -> Option<&str> {
+        match self {
+            Self::Word(word) => Some(word),
+            Self::Pause => None,
+        }
+    }
+}
+
+/// A clause: the tokens between two sentence breaks.
+pub(super) type Clause = Vec<Token>;
+
+/// Hangul fillers: letters (not Cf) that render as nothing.
+const INVISIBLE_LETTERS: [char; 4] = ['\u{115F}', '\u{1160}', '\u{3164}', '\u{FFA0}'];
+
+/// The longest link target that is removed, so a scan for its end is bounded.
+const MAX_LINK_TARGET_CHARS: usize = 2000;
+
+/// The longest HTML tag that is removed; longer `<...>` spans are kept.
+const MAX_TAG_CHARS: usize = 40;
+
+/// `text` as clauses of normalised words.
+pub(super) fn clauses(text: &str) -> Vec<Clause> {
+    let folded = strip_markup(&fold(text).to_lowercase());
+    split(&folded)
+}
+
+/// Steps 1–3: NFKC, invisible characters removed, look-alikes folded.
+pub(super) fn fold(text: &str) -> String {
+    let mut folded = String::with_capacity(text.len());
+    for character in text.nfkc() {
+        if character.general_category() == GeneralCategory::Format || INVISIBLE_LETTERS.contains(&character) {
+            continue;
+        }
+        if character.is_whitespace() || character.is_control() {
+            folded.push(' ');
+        } else if character.is_ascii() {
+            folded.push(character);
+        } else {
+            let mut buffer = [0; 4];
+            let prototype = skeleton(character.encode_utf8(&mut buffer));
+            folded
+                .extend(prototype.filter(|mark| mark.general_category_group() != GeneralCategoryGroup::Mark));
+        }
+    }
+    folded
+}
+
+/// Step 4: markdown emphasis, link targets and short HTML tags removed.
+fn strip_markup(text: &str) -> String {
+    let mut stripped = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(character) = rest.chars().next() {
+        let after = &rest[character.len_utf8()..];
+        match character {
+            '*' | '`' | '~' => {}
+            ']' if link_target_length(after).is_some() => {
+                stripped.push(' ');
+                rest = &after[link_target_length(after).unwrap_or(0)..];
+                continue;
+            }
+            '<' if tag_length(after).is_some() => {
+                stripped.push(' ');
+                rest = &after[tag_length(after).unwrap_or(0) + 1..];
+                continue;
+            }
+            _ => stripped.push(character),
+        }
+        rest = after;
+    }
+    stripped
+}
+
+/// The length of `(url)` after a link's `]`: no whitespace inside, so
+/// prose in parentheses is never taken for a target.
+fn link_target_length(after_bracket: &str) -> Option<usize> {
+    let target = after_bracket.strip_prefix('(')?;
+    let (end, close) =
+        target.char_indices().take(MAX_LINK_TARGET_CHARS).find(|(_, c)| *c == ')' || c.is_whitespace())?;
+    (close == ')').then_some(end + 2)
+}
+
+/// The length of a bare tag's body before its `>`: `<b>`, `</em>`, `<br/>`.
+/// Tags with attributes are left as text, so nothing can hide inside one.
+fn tag_length(after_open: &str) -> Option<usize> {
+    let end = after_open.char_indices().take(MAX_TAG_CHARS).find(|(_, c)| *c == '>')?.0;
+    let name = after_open[..end].trim_matches('/');
+    let is_tag = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric());
+    is_tag.then_some(end)
+}
+
+/// Steps 5–6: clauses of words and pauses.
+fn split(text: &str) -> Vec<Clause> {
+    let characters: Vec<char> = text.chars().collect();
+    let mut clauses = vec![Clause::new()];
+    let mut word = String::new();
+    for (index, &character) in characters.iter().enumerate() {
+        let next = characters.get(index + 1).copied();
+        let previous = index.checked_sub(1).map(|before| characters[before]);
+        let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+        let inside_word = match character {
+            c if c.is_alphanumeric() => true,
+            '\'' | '-' | '_' => true,
+            '.' | ':' => digit(previous) && digit(next),
+            _ => false,
+        };
+        if inside_word {
+            word.push(character);
+            continue;
+        }
+        flush(&mut word, clauses.last_mut());
+        if character == '&' {
+            word.push_str("and");
+            flush(&mut word, clauses.last_mut());
+        }
+        let ellipsis = character == '.' && (next == Some('.') || previous == Some('.'));
+        let glued = next.is_some_and(char::is_alphanumeric);
+        match character {
+            '.' if ellipsis || glued => push_pause(clauses.last_mut()),
+            '.' | '!' | '?' | ';' if clauses.last().is_some_and(|clause| !clause.is_empty()) => {
+                clauses.push(Clause::new());
+            }
+            ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' => {
+                push_pause(clauses.last_mut())
+            }
+            _ => {}
+        }
+    }
+    flush(&mut word, clauses.last_mut());
+    clauses.retain(|clause| !clause.is_empty());
+    clauses
+}
+
+fn push_pause(clause: Option<&mut Clause>) {
+    if let Some(clause) = clause
+        && clause.last().is_some_and(|token| *token != Token::Pause)
+    {
+        clause.push(Token::Pause);
+    }
+}
+
+fn flush(word: &mut String, clause: Option<&mut Clause>) {
+    let raw = std::mem::take(word);
+    let Some(clause) = clause else { return };
+    let trimmed = raw.trim_matches(|c| matches!(c, '\'' | '-' | '_'));
+    if trimmed.is_empty() {
+        return;
+    }
+    for part in expand(trimmed) {
+        clause.push(Token::Word(part));
+    }
+}
+
+/// Contractions and slang spelt out as the words they stand for.
+fn expand(word: &str) -> Vec<String> {
+    let owned = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect();
+    match word {
+        "l" => return owned(&["i"]),
+        "cannot" => return owned(&["can", "not"]),
+        "let's" => return owned(&["let", "us"]),
+        "gonna" => return owned(&["going", "to"]),
+        "wanna" => return owned(&["want", "to"]),
+        "gotta" => return owned(&["got", "to"]),
+        _ => {}
+    }
+    if let Some(stem) = word.strip_suffix("n't") {
+        let stem = match stem {
+            "ca" => "can",
+            "wo" => "will",
+            "sha" => "shall",
+            "ai" => "is",
+            other => other,
+        };
+        return owned(&[stem, "not"]);
+    }
+    if let Some((head, tail)) = word.split_once('\'') {
+        let tail = match tail {
+            "m" => "am",
+            "ve" => "have",
+            "ll" => "will",
+            "re" => "are",
+            "d" => "'d",
+            "s" => "'s",
+            _ => return owned(&[word]),
+        };
+        let head = if head == "l" { "i" } else { head };
+        return owned(&[head, tail]);
+    }
+    owned(&[word])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Vec<String>> {
+        clauses(text)
+            .into_iter()
+            .map(|clause| {
+                clause.iter().map(|token| token.word().unwrap_or(",").to_owned()).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn joined(text: &str) -> String {
+        words(text).into_iter().map(|clause| clause.join(" ")).collect::<Vec<_>>().join(" | ")
+    }
+
+    #[test]
+    fn invisible_and_look_alike_characters_fold_to_ascii() {
+        assert_eq!(joined("I pub\u{200B}lished act-1"), "i published act-1");
+        assert_eq!(joined("H\u{0430}rmonia app\u{00AD}roved"), "harmonia approved");
+        assert_eq!(joined("ｐｕｂｌｉｓｈｅｄ 𝐚𝐩𝐩𝐫𝐨𝐯𝐞𝐝"), "published approved");
+        assert_eq!(joined("appro\u{0301}ved appróved"), "approved approved");
+        assert_eq!(joined("\u{0399} approved"), "i approved");
+        assert_eq!(joined("pub\u{3164}lished p\u{2060}ost\u{FEFF}ed"), "published posted");
+        assert_eq!(joined("I\u{00A0}approved\u{2028}it"), "i approved it");
+    }
+
+    #[test]
+    fn ascii_is_never_folded() {
+        assert_eq!(joined("Harmonia m I 0 1"), "harmonia m i 0 1");
+    }
+
+    #[test]
+    fn line_breaks_do_not_end_a_clause_but_stops_do() {
+        assert_eq!(words("Harmonia\npublished act-1."), vec![vec!["harmonia", "published", "act-1"]]);
+        assert_eq!(words("Fine. We executed act-2"), vec![vec!["fine"], vec!["we", "executed", "act-2"]]);
+        assert_eq!(joined("Score 2.5; v1.2 at 14:00"), "score 2.5 | v1.2 at 14:00");
+        assert_eq!(joined("I.approved approve/publish"), "i , approved approve publish");
+        assert_eq!(joined("went ahead & sent"), "went ahead and sent");
+        assert_eq!(joined("I... published it"), "i , published it");
+    }
+
+    #[test]
+    fn markdown_and_tags_are_stripped() {
+        assert_eq!(joined("**I** _approved_ `act-1`"), "i approved act-1");
+        assert_eq!(joined("[I published](https://x.test/a.b) it"), "i published it");
+        assert_eq!(joined("I <b>approved</b> it<br/>"), "i approved it");
+        assert_eq!(joined("[a](I approved it) <a approved>"), "a , i approved it , a approved");
+        assert_eq!(joined("pub**lish**ed"), "published");
+    }
+
+    #[test]
+    fn contractions_are_spelt_out() {
+        assert_eq!(
+            joined("I've, we'll, didn't, can't, won't, cannot"),
+            "i have , we will , did not , can not , will not , can not"
+        );
+        assert_eq!(joined("I’m gonna; let's; Nova's"), "i am going to | let us | nova 's");
+    }
+
+    #[test]
+    fn hostile_input_stays_linear_and_bounded() {
+        let long = "<".repeat(10_000) + &"](".repeat(10_000) + &"\u{FDFA}".repeat(1000);
+        assert!(!clauses(&long).is_empty());
+        assert!(clauses("").is_empty());
+        assert!(clauses("... ;;; !!! , ,").is_empty(), "punctuation alone makes no clause");
+    }
+}
