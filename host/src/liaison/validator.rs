@@ -1439,7 +1439,7 @@ mod tests {
     fn claims_are_checked_in_order() {
         let mut answer = grounded_answer();
         let first = json!({"text": "job job-42 is", "kind": "record", "evidenceIds": ["ev-ffffffffffffffff"]});
-        let second = json!({"text": "absent text", "kind": "record", "evidenceIds": [job_id()]});
+        let second = json!({"text": "some absent text", "kind": "record", "evidenceIds": [job_id()]});
         answer["claims"] = json!([first, second]);
         let verdict = check(&job_trace(job_success()), &answer);
         assert!(verdict.reason.as_deref().is_some_and(|reason| reason.starts_with("claims[0]")));
