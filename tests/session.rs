@@ -2,9 +2,11 @@
 //! trace it records, and skills that must agree with the tools.
 
 use harmonia_host::capability::Receipt;
-use harmonia_host::capability::workspace::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, mock};
+use harmonia_host::capability::workspace::{
+    ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, mock,
+};
 use harmonia_host::config::HostConfig;
-use harmonia_host::liaison::session::{Limit, Liaison, SessionError, SessionLimits};
+use harmonia_host::liaison::session::{Liaison, Limit, SessionError, SessionLimits};
 use harmonia_host::liaison::skills::{Skill, SkillError, SkillSet};
 use harmonia_host::liaison::trace::EntryKind;
 use harmonia_host::liaison::validator::Mode;
@@ -181,7 +183,10 @@ impl WorkspaceSource for OutageFirst {
         if self.failed.swap(true, Ordering::SeqCst) {
             return self.inner.read(workspace, read, deadline);
         }
-        (Err(ReadFailure::Unavailable), Receipt::new("workspace", "mock:outage".into(), "unavailable", Instant::now()))
+        (
+            Err(ReadFailure::Unavailable),
+            Receipt::new("workspace", "mock:outage".into(), "unavailable", Instant::now()),
+        )
     }
 }
 
@@ -207,9 +212,15 @@ fn a_retry_repeats_the_failed_calls_arguments() {
     let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
     session.activate("job-status").unwrap();
     let outage = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap().to_value();
-    assert_eq!((outage["error"]["code"].as_str(), &outage["error"]["retryable"]), (Some("dependency_unavailable"), &json!(true)));
+    assert_eq!(
+        (outage["error"]["code"].as_str(), &outage["error"]["retryable"]),
+        (Some("dependency_unavailable"), &json!(true))
+    );
     let envelope = session.call("get_job_status", &json!({"job_id": "job-7"})).unwrap();
-    assert_eq!(envelope.to_value(), refused("Call refused: a retry repeats the arguments of the failed call."));
+    assert_eq!(
+        envelope.to_value(),
+        refused("Call refused: a retry repeats the arguments of the failed call.")
+    );
     assert_eq!(session.trace().entries[2].reason.as_deref(), Some("retry_arguments_changed"));
     let verdict = session.validate(&error_answer(&outage), Mode::Review);
     assert_eq!(verdict.rule.map(|rule| rule.as_str()), Some("retry_arguments_changed"), "{verdict:?}");
@@ -247,7 +258,10 @@ fn a_session_ends_at_its_bounds() {
     assert_eq!(error.code(), "session_limit");
 
     let attempts = SessionLimits { max_attempts: 3, ..SessionLimits::default() };
-    assert_eq!(refuse_until_ended(attempts, &json!({})), (SessionError::LimitReached { limit: Limit::Attempts, bound: 3 }, 4));
+    assert_eq!(
+        refuse_until_ended(attempts, &json!({})),
+        (SessionError::LimitReached { limit: Limit::Attempts, bound: 3 }, 4)
+    );
 
     let bytes = SessionLimits { max_recorded_bytes: 10_000, ..SessionLimits::default() };
     let big = json!({"blob": "x".repeat(4_000)});

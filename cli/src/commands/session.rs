@@ -72,7 +72,9 @@ fn handle(session: &mut Session, liaison: &Liaison, line: &str) -> Reply {
         match string_field(&request, "op")? {
             "activate" => {
                 only_keys(&request, &["op", "skill"])?;
-                let skill = session.activate(string_field(&request, "skill")?).map_err(|error| session_error(&error))?;
+                let skill = session
+                    .activate(string_field(&request, "skill")?)
+                    .map_err(|error| session_error(&error))?;
                 Ok(
                     json!({"ok": true, "skill": skill.name, "sha256": skill.sha256, "allowedTools": skill.allowed_tools}),
                 )
@@ -194,7 +196,10 @@ pub fn run(workspace_flag: Option<String>, host_args: &HostArgs, skills: Option<
         writeln!(stdout, "{response}")?;
         stdout.flush()?;
         if let Reply::End(response) = reply {
-            eprintln!("harmonia: {}", response["error"]["message"].as_str().unwrap_or("the session has ended"));
+            eprintln!(
+                "harmonia: {}",
+                response["error"]["message"].as_str().unwrap_or("the session has ended")
+            );
             return Ok(ExitCode::FAILURE);
         }
     }
@@ -227,7 +232,10 @@ mod tests {
 
     #[test]
     fn an_oversized_line_is_skipped_without_being_held() {
-        let input = Generated { left: 3 * MAX_LINE as u64, tail: std::io::Cursor::new(b"\n{\"op\":\"skills\"}\n".to_vec()) };
+        let input = Generated {
+            left: 3 * MAX_LINE as u64,
+            tail: std::io::Cursor::new(b"\n{\"op\":\"skills\"}\n".to_vec()),
+        };
         let mut reader = BufReader::with_capacity(64 * 1024, input);
         let mut buffer = Vec::new();
         assert_eq!(read_line(&mut reader, &mut buffer).unwrap(), Line::TooLong);

@@ -217,10 +217,8 @@ pub fn all(stage: &Stage) -> Vec<Scenario> {
         "action act-1 (publish_post) is pending approval and not verified",
         "job-42 has 2 drafts and 0 receipts",
     ];
-    let job_text = format!(
-        "{} ({job_id}). {}; {}. {}.",
-        job_lines[0], job_lines[1], job_lines[2], job_lines[3]
-    );
+    let job_text =
+        format!("{} ({job_id}). {}; {}. {}.", job_lines[0], job_lines[1], job_lines[2], job_lines[3]);
     let job_answer = answers::success(
         "job-status",
         &job_text,

@@ -87,7 +87,10 @@ impl Attempts {
 /// True when `response` is a valid envelope carrying an error with
 /// `retryable: true`; a malformed response never licenses a retry.
 pub fn is_retryable_error(response: &Value) -> bool {
-    Envelope::from_value(response).ok().and_then(|envelope| envelope.error).is_some_and(|error| error.retryable)
+    Envelope::from_value(response)
+        .ok()
+        .and_then(|envelope| envelope.error)
+        .is_some_and(|error| error.retryable)
 }
 
 #[cfg(test)]
@@ -113,17 +116,26 @@ mod tests {
         let attempts = after("t", json!({"job_id": "job-42", "x": 1}), outage);
         assert_eq!(attempts.check("t", &json!({"x": 1, "job_id": "job-42"})), Ok(()));
         assert_eq!(attempts.check("t", &json!({"job_id": "job-7"})), Err(RuleCode::RetryArgumentsChanged));
-        assert_eq!(attempts.check("t", &json!({"job_id": "job-42", "x": 1.0})), Err(RuleCode::RetryArgumentsChanged));
+        assert_eq!(
+            attempts.check("t", &json!({"job_id": "job-42", "x": 1.0})),
+            Err(RuleCode::RetryArgumentsChanged)
+        );
         assert_eq!(attempts.check("u", &json!({"job_id": "job-42", "x": 1})), Err(RuleCode::MultipleTools));
     }
 
     #[test]
     fn only_a_retryable_error_licenses_a_retry() {
         let permanent = Envelope::stable_error(&JOB_NOT_FOUND).to_value();
-        assert_eq!(after("t", json!({}), permanent).check("t", &json!({})), Err(RuleCode::RetryWithoutRetryableError));
+        assert_eq!(
+            after("t", json!({}), permanent).check("t", &json!({})),
+            Err(RuleCode::RetryWithoutRetryableError)
+        );
         let mut malformed = Envelope::stable_error(&DEPENDENCY_UNAVAILABLE).to_value();
         malformed["extra"] = json!(1);
-        assert_eq!(after("t", json!({}), malformed).check("t", &json!({})), Err(RuleCode::RetryWithoutRetryableError));
+        assert_eq!(
+            after("t", json!({}), malformed).check("t", &json!({})),
+            Err(RuleCode::RetryWithoutRetryableError)
+        );
         let mut refused = Attempts::default();
         refused.record("t", &json!({}), Outcome::Refused);
         assert_eq!(refused.check("t", &json!({})), Err(RuleCode::RetryWithoutRetryableError));

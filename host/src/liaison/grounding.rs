@@ -51,7 +51,8 @@ pub fn occurrences(haystack: &str, needle: &str) -> Vec<Range<usize>> {
         .match_indices(needle)
         .map(|(start, _)| start..start + needle.len())
         .filter(|span| {
-            let clear_before = !starts_word || !haystack[..span.start].chars().next_back().is_some_and(is_word_char);
+            let clear_before =
+                !starts_word || !haystack[..span.start].chars().next_back().is_some_and(is_word_char);
             let clear_after = !ends_word || !haystack[span.end..].chars().next().is_some_and(is_word_char);
             clear_before && clear_after
         })
@@ -216,7 +217,8 @@ fn sentence_number(text: &str, offset: usize) -> usize {
             open = true;
         }
         let next = text[index + character.len_utf8()..].chars().next();
-        if character == '\n' || (matches!(character, '.' | '!' | '?') && next.is_none_or(char::is_whitespace)) {
+        if character == '\n' || (matches!(character, '.' | '!' | '?') && next.is_none_or(char::is_whitespace))
+        {
             open = false;
         }
     }

@@ -93,7 +93,8 @@ mod tests {
 
     #[test]
     fn parses_like_serde_json_when_keys_are_unique() {
-        let text = r#"{"op":"call","args":{"n":-1,"f":1.5,"big":18446744073709551615,"list":[null,true,"é"]}}"#;
+        let text =
+            r#"{"op":"call","args":{"n":-1,"f":1.5,"big":18446744073709551615,"list":[null,true,"é"]}}"#;
         assert_eq!(from_str(text).unwrap(), serde_json::from_str::<Value>(text).unwrap());
         assert_eq!(from_str(" [1, {\"a\": {}}] ").unwrap(), json!([1, {"a": {}}]));
     }

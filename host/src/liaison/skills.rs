@@ -113,13 +113,7 @@ impl Skill {
         if allowed_tools.is_empty() {
             return Err(malformed("`allowed-tools` names no tool"));
         }
-        Ok(Self {
-            name,
-            description,
-            allowed_tools,
-            workflow: workflow.trim().to_owned(),
-            sha256,
-        })
+        Ok(Self { name, description, allowed_tools, workflow: workflow.trim().to_owned(), sha256 })
     }
 
     /// Whether the skill allows `tool`.
@@ -275,7 +269,10 @@ mod tests {
         let plain = "---\nname: x\ndescription: d\nallowed-tools: a_b, c_d\n---\nstep one\nstep two\n";
         let windows = format!("\u{feff}{}", plain.replace('\n', "\r\n"));
         let (expected, read) = (Skill::parse(plain, "t").unwrap(), Skill::parse(&windows, "t").unwrap());
-        assert_eq!((&read.name, &read.description, &read.allowed_tools), (&expected.name, &expected.description, &expected.allowed_tools));
+        assert_eq!(
+            (&read.name, &read.description, &read.allowed_tools),
+            (&expected.name, &expected.description, &expected.allowed_tools)
+        );
         assert_eq!(read.workflow, "step one\nstep two");
         assert_eq!(read.sha256, sha256_hex(windows.as_bytes()));
         assert_ne!(read.sha256, expected.sha256);

@@ -439,7 +439,10 @@ fn returned_evidence<'c>(calls: &'c [Call<'_>]) -> ReturnedEvidence<'c> {
         .filter(|call| call.envelope.is_success())
         .flat_map(|call| {
             let data = call.envelope.data.as_ref();
-            call.envelope.evidence.iter().map(move |item| (item.evidence_id.as_str(), Returned { item, data }))
+            call.envelope
+                .evidence
+                .iter()
+                .map(move |item| (item.evidence_id.as_str(), Returned { item, data }))
         })
         .collect()
 }
@@ -522,9 +525,9 @@ fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &Return
         let reason = format!("claims[{index}] is a record claim but cites only dataset-level evidence");
         return fail(RuleCode::RecordClaimWithoutRecordEvidence, reason);
     }
-    let named = records
-        .iter()
-        .any(|(reference, returned)| grounding::names_any(&claim.text, &grounding::record_names(returned.data, reference)));
+    let named = records.iter().any(|(reference, returned)| {
+        grounding::names_any(&claim.text, &grounding::record_names(returned.data, reference))
+    });
     if !named {
         let reason = format!(
             "claims[{index}] is a record claim but names nothing of the record it cites (`{}`)",
@@ -541,7 +544,8 @@ fn check_facts_claimed(answer: &Answer, calls: &[Call<'_>]) -> Check {
         return Ok(());
     }
     let claims: Vec<&str> = answer.claims.iter().map(|claim| claim.text.as_str()).collect();
-    let data = calls.iter().filter(|call| call.envelope.is_success()).filter_map(|call| call.envelope.data.as_ref());
+    let data =
+        calls.iter().filter(|call| call.envelope.is_success()).filter_map(|call| call.envelope.data.as_ref());
     match grounding::unclaimed_fact(&answer.answer, &claims, data) {
         Some(fact) => fail(
             RuleCode::UnclaimedFact,
@@ -618,7 +622,8 @@ fn check_no_data(answer: &Answer, final_envelope: &Envelope) -> Check {
 fn records_held(data: &Map<String, Value>) -> Option<String> {
     // Depth-first with an explicit stack; `path` holds the keys down to the
     // entry being looked at.
-    let mut stack: Vec<(usize, &str, &Value)> = data.iter().rev().map(|(key, value)| (0, key.as_str(), value)).collect();
+    let mut stack: Vec<(usize, &str, &Value)> =
+        data.iter().rev().map(|(key, value)| (0, key.as_str(), value)).collect();
     let mut path: Vec<&str> = Vec::new();
     while let Some((depth, key, value)) = stack.pop() {
         path.truncate(depth);
@@ -1366,7 +1371,8 @@ mod tests {
     #[test]
     fn unclaimed_fact() {
         let mut answer = grounded_answer();
-        answer["answer"] = json!(format!("Job job-42 is waiting for approval ({}). It has 99 drafts.", job_id()));
+        answer["answer"] =
+            json!(format!("Job job-42 is waiting for approval ({}). It has 99 drafts.", job_id()));
         let verdict = check(&job_trace(job_success()), &answer);
         assert_eq!(
             verdict.reason.as_deref(),
@@ -1438,7 +1444,8 @@ mod tests {
     #[test]
     fn claims_are_checked_in_order() {
         let mut answer = grounded_answer();
-        let first = json!({"text": "job job-42 is", "kind": "record", "evidenceIds": ["ev-ffffffffffffffff"]});
+        let first =
+            json!({"text": "job job-42 is", "kind": "record", "evidenceIds": ["ev-ffffffffffffffff"]});
         let second = json!({"text": "some absent text", "kind": "record", "evidenceIds": [job_id()]});
         answer["claims"] = json!([first, second]);
         let verdict = check(&job_trace(job_success()), &answer);
@@ -1526,7 +1533,10 @@ mod tests {
             "goals": [{"id": "goal-1", "title": "Two posts a week"}], "recentPublished": [],
             "freshness": {"state": "current", "readAt": "2026-11-30T09:00:00Z"}}));
         let item = EvidenceItem::new("harmonia_feed", Provenance::Live, None);
-        let trace_ = trace(vec![activation(FEED_SKILL), call(FEED_TOOL, 1, Envelope::success(feed, vec![item]).to_value())]);
+        let trace_ = trace(vec![
+            activation(FEED_SKILL),
+            call(FEED_TOOL, 1, Envelope::success(feed, vec![item]).to_value()),
+        ]);
         let mut answer = no_data_answer("feed-watch");
         answer["answer"] = json!("The feed is empty.");
         let verdict = validate(&trace_, &answer, &skills(), Mode::Submission);
@@ -1543,7 +1553,10 @@ mod tests {
         ] {
             let trace = job_trace(Envelope::success(object(data.clone()), Vec::new()).to_value());
             let verdict = check(&trace, &no_data_answer("job-status"));
-            assert!(verdict.reason.as_deref().is_some_and(|reason| reason.contains(shown)), "{data}: {verdict:?}");
+            assert!(
+                verdict.reason.as_deref().is_some_and(|reason| reason.contains(shown)),
+                "{data}: {verdict:?}"
+            );
             assert_rejected(verdict, RuleCode::FalseNoData);
         }
     }
