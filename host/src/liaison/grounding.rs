@@ -227,7 +227,10 @@ fn sentence_number(text: &str, offset: usize) -> usize {
 
 /// The whitespace-delimited word around `span`, for a reason.
 fn enclosing_word(text: &str, span: Range<usize>) -> String {
-    let start = text[..span.start].rfind(char::is_whitespace).map_or(0, |index| index + 1);
+    let start = text[..span.start]
+        .char_indices()
+        .rfind(|(_, character)| character.is_whitespace())
+        .map_or(0, |(index, character)| index + character.len_utf8());
     let end = text[span.end..].find(char::is_whitespace).map_or(text.len(), |index| span.end + index);
     text[start..end].to_owned()
 }
@@ -289,6 +292,27 @@ mod tests {
         let short = data(json!({"job": {"id": "job-42", "risk": "ok"}}));
         assert_eq!(unclaimed_fact("Job-42 is waiting. Risk is ok.", &claims, [&short]), None);
         assert!(unclaimed_fact("Job-42 is waiting. See ev-12.", &claims, [&job]).is_some());
+        // Wide whitespace and non-ASCII text around a fact.
+        assert_eq!(
+            unclaimed_fact("Job-42 is waiting.\u{3000}Ünïcode\u{a0}№7\u{3000}x", &claims, [&job]),
+            Some(UnclaimedFact { sentence: 2, word: "№7".into() })
+        );
+    }
+
+    #[test]
+    fn odd_text_never_panics() {
+        let pieces =
+            ["İ", "ev-", "0123456789abcdef", "\u{3000}", ".", "\n", "7", "é", "_", "-", " ", "🙂", "ǅ"];
+        let job = data(json!({"job": {"id": "İ7-ǅ", "note": "é 🙂 7", "n": 1.5e300}}));
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}{b}{c}{a}");
+                    let _ = unclaimed_fact(&text, &[&format!("{b}{c}"), a], [&job]);
+                    let _ = names_any(&text, &record_names(Some(&job), &format!("{c}{a}")));
+                }
+            }
+        }
     }
 
     #[test]
