@@ -38,11 +38,15 @@ def grounded_answer(envelope):
     job = envelope["data"]["job"]
     evidence = envelope["evidence"][0]["evidenceId"]
     claim = f"{job['id']} is in stage {job['stage']} with status {job['status']}"
+    drafts = f"{job['id']} has {job['draftCount']} drafts"
     return {
         "status": "success",
-        "answer": f"{claim} ({evidence}). It has {job['draftCount']} drafts.",
+        "answer": f"{claim} ({evidence}). {drafts}.",
         "skillName": "job-status",
-        "claims": [{"text": claim, "kind": "record", "evidenceIds": [evidence]}],
+        "claims": [
+            {"text": claim, "kind": "record", "evidenceIds": [evidence]},
+            {"text": drafts, "kind": "record", "evidenceIds": [evidence]},
+        ],
         "error": None,
         "uncertainty": [],
     }

@@ -1,13 +1,20 @@
 //! Guarded sessions through the library: the pre-dispatch guard, the
 //! trace it records, and skills that must agree with the tools.
 
+use harmonia_host::capability::Receipt;
+use harmonia_host::capability::workspace::{
+    ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, mock,
+};
 use harmonia_host::config::HostConfig;
-use harmonia_host::liaison::session::{Liaison, SessionError};
+use harmonia_host::liaison::session::{Liaison, Limit, SessionError, SessionLimits};
 use harmonia_host::liaison::skills::{Skill, SkillError, SkillSet};
 use harmonia_host::liaison::trace::EntryKind;
 use harmonia_host::liaison::validator::Mode;
 use harmonia_host::{CallContext, Host};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 fn liaison() -> Liaison {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
@@ -23,7 +30,7 @@ fn refused(reason_message: &str) -> Value {
 fn activation_must_come_first_and_only_once() {
     let liaison = liaison();
     let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
-    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap();
     assert_eq!(envelope.to_value(), refused("Call refused: no skill is active in this session."));
     assert_eq!(
         session.activate("no-such-skill").unwrap_err(),
@@ -45,22 +52,22 @@ fn the_guard_refuses_before_anything_runs() {
 
     let mut session = liaison.session(context.clone());
     session.activate("job-status").unwrap();
-    let envelope = session.call("get_operator_feed", &json!({}));
+    let envelope = session.call("get_operator_feed", &json!({})).unwrap();
     assert_eq!(envelope.to_value(), refused("Call refused: the active skill does not allow this tool."));
 
     let mut session = liaison.session(context.clone());
     session.activate("posting-schedule").unwrap();
-    assert!(session.call("suggest_posting_windows", &json!({})).is_success());
-    let envelope = session.call("get_engagement_insights", &json!({}));
+    assert!(session.call("suggest_posting_windows", &json!({})).unwrap().is_success());
+    let envelope = session.call("get_engagement_insights", &json!({})).unwrap();
     assert_eq!(envelope.to_value(), refused("Call refused: this session already used another tool."));
 
     let mut session = liaison.session(context.clone());
     session.activate("job-status").unwrap();
     assert_eq!(
-        session.call("get_job_status", &json!({"job_id": "nope"})).error.unwrap().code,
+        session.call("get_job_status", &json!({"job_id": "nope"})).unwrap().error.unwrap().code,
         "job_not_found"
     );
-    let envelope = session.call("get_job_status", &json!({"job_id": "nope"}));
+    let envelope = session.call("get_job_status", &json!({"job_id": "nope"})).unwrap();
     assert_eq!(
         envelope.to_value(),
         refused("Call refused: a retry is allowed only after a retryable error.")
@@ -68,8 +75,8 @@ fn the_guard_refuses_before_anything_runs() {
 
     let mut session = liaison.session(context);
     session.activate("job-status").unwrap();
-    assert!(session.call("get_job_status", &json!({"job_id": "job-42"})).is_success());
-    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    assert!(session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap().is_success());
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap();
     assert_eq!(envelope.error.unwrap().code, "call_refused", "no second attempt after a success");
     let kinds: Vec<EntryKind> = session.trace().entries.iter().map(|entry| entry.kind).collect();
     assert_eq!(kinds, [EntryKind::SkillActivation, EntryKind::ToolCall, EntryKind::ToolRefused]);
@@ -82,7 +89,7 @@ fn the_trace_records_the_exact_envelope_duration_and_receipts() {
     let liaison = liaison();
     let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
     session.activate("job-status").unwrap();
-    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"}));
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap();
     let trace = session.trace().to_value();
     assert_eq!(
         trace[0],
@@ -153,4 +160,124 @@ fn the_skill_files_on_disk_are_the_built_in_ones() {
         skills
     };
     assert_eq!(key(SkillSet::load_dir(&dir).unwrap()), key(SkillSet::builtin()));
+}
+
+/// The mock workspace, whose first read is an outage.
+#[derive(Debug)]
+struct OutageFirst {
+    inner: Arc<dyn WorkspaceSource>,
+    failed: AtomicBool,
+}
+
+impl WorkspaceSource for OutageFirst {
+    fn kind(&self) -> &'static str {
+        "mock"
+    }
+
+    fn read(
+        &self,
+        workspace: &str,
+        read: WorkspaceRead<'_>,
+        deadline: Instant,
+    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+        if self.failed.swap(true, Ordering::SeqCst) {
+            return self.inner.read(workspace, read, deadline);
+        }
+        (
+            Err(ReadFailure::Unavailable),
+            Receipt::new("workspace", "mock:outage".into(), "unavailable", Instant::now()),
+        )
+    }
+}
+
+fn liaison_with_an_outage() -> Liaison {
+    let source = OutageFirst { inner: Arc::new(mock::source()), failed: AtomicBool::new(false) };
+    let host = Host::builder(HostConfig::default())
+        .public_web_mock(true)
+        .workspace_source(Arc::new(source))
+        .build()
+        .unwrap();
+    Liaison::new(host, SkillSet::builtin()).unwrap()
+}
+
+fn error_answer(envelope: &Value) -> Value {
+    let code = envelope["error"]["code"].as_str().unwrap();
+    json!({"status": "error", "answer": format!("The read failed ({code})."), "skillName": "job-status",
+        "claims": [], "error": envelope["error"].clone(), "uncertainty": []})
+}
+
+#[test]
+fn a_retry_repeats_the_failed_calls_arguments() {
+    let liaison = liaison_with_an_outage();
+    let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
+    session.activate("job-status").unwrap();
+    let outage = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap().to_value();
+    assert_eq!(
+        (outage["error"]["code"].as_str(), &outage["error"]["retryable"]),
+        (Some("dependency_unavailable"), &json!(true))
+    );
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-7"})).unwrap();
+    assert_eq!(
+        envelope.to_value(),
+        refused("Call refused: a retry repeats the arguments of the failed call.")
+    );
+    assert_eq!(session.trace().entries[2].reason.as_deref(), Some("retry_arguments_changed"));
+    let verdict = session.validate(&error_answer(&outage), Mode::Review);
+    assert_eq!(verdict.rule.map(|rule| rule.as_str()), Some("retry_arguments_changed"), "{verdict:?}");
+
+    let liaison = liaison_with_an_outage();
+    let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
+    session.activate("job-status").unwrap();
+    assert!(!session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap().is_success());
+    let envelope = session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap();
+    assert!(envelope.is_success(), "the same arguments may be retried: {:?}", envelope.error);
+}
+
+fn refuse_until_ended(limits: SessionLimits, args: &Value) -> (SessionError, usize) {
+    let liaison = liaison();
+    let mut session = liaison.session_with_limits(CallContext::for_workspace("ws_demo"), limits);
+    session.activate("job-status").unwrap();
+    for _ in 0..10_000 {
+        match session.call("get_operator_feed", args) {
+            Ok(envelope) => assert_eq!(envelope.error.unwrap().code, "call_refused"),
+            Err(error) => {
+                assert_eq!(session.call("get_job_status", &json!({"job_id": "job-42"})).unwrap_err(), error);
+                assert_eq!(session.activate("job-status").unwrap_err(), error);
+                return (error, session.trace().entries.len());
+            }
+        }
+    }
+    panic!("the session never ended");
+}
+
+#[test]
+fn a_session_ends_at_its_bounds() {
+    let (error, entries) = refuse_until_ended(SessionLimits::default(), &json!({}));
+    assert_eq!(error, SessionError::LimitReached { limit: Limit::Refusals, bound: 16 });
+    assert_eq!(entries, 1 + 16, "the call past the bound is not recorded");
+    assert_eq!(error.code(), "session_limit");
+
+    let attempts = SessionLimits { max_attempts: 3, ..SessionLimits::default() };
+    assert_eq!(
+        refuse_until_ended(attempts, &json!({})),
+        (SessionError::LimitReached { limit: Limit::Attempts, bound: 3 }, 4)
+    );
+
+    let bytes = SessionLimits { max_recorded_bytes: 10_000, ..SessionLimits::default() };
+    let big = json!({"blob": "x".repeat(4_000)});
+    assert_eq!(
+        refuse_until_ended(bytes, &big),
+        (SessionError::LimitReached { limit: Limit::RecordedBytes, bound: 10_000 }, 3)
+    );
+}
+
+#[test]
+fn allowed_calls_count_towards_the_bounds_too() {
+    let liaison = liaison();
+    let limits = SessionLimits { max_recorded_bytes: 100, ..SessionLimits::default() };
+    let mut session = liaison.session_with_limits(CallContext::for_workspace("ws_demo"), limits);
+    session.activate("job-status").unwrap();
+    let error = session.call("get_job_status", &json!({"job_id": "j".repeat(200)})).unwrap_err();
+    assert_eq!(error, SessionError::LimitReached { limit: Limit::RecordedBytes, bound: 100 });
+    assert_eq!(session.trace().entries.len(), 1, "nothing ran and nothing was recorded");
 }

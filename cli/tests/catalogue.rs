@@ -105,6 +105,8 @@ fn the_catalogue_covers_every_rule_and_the_named_cases() {
         "reject-missing-feed-freshness",
         "reject-mock-in-submission",
         "accepted-retry",
+        "reject-retry-arguments-changed",
+        "reject-unclaimed-fact",
     ] {
         assert!(cases.iter().any(|case| case.name == name), "missing case {name}");
     }

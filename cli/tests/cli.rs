@@ -280,12 +280,12 @@ fn the_demo_tells_the_whole_story_offline() {
     let output = run(&mut harmonia(&["demo"]));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("30 scenarios: 8 grounded answers accepted, 22 bad answers rejected"), "{text}");
+    assert!(text.contains("32 scenarios: 8 grounded answers accepted, 24 bad answers rejected"), "{text}");
     for skill in ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"] {
         assert!(text.contains(&format!("activate {skill}")), "{skill}");
     }
     assert_eq!(text.matches("verdict: ACCEPTED").count(), 8);
-    assert_eq!(text.matches("verdict: REJECTED").count(), 22);
+    assert_eq!(text.matches("verdict: REJECTED").count(), 24);
 }
 
 #[test]

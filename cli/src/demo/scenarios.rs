@@ -53,7 +53,10 @@ impl Stage {
         if let Some(skill) = skill {
             session.activate(skill).unwrap_or_else(|error| panic!("demo skill: {error}"));
         }
-        let envelopes = calls.iter().map(|(tool, args)| session.call(tool, args)).collect();
+        let envelopes = calls
+            .iter()
+            .map(|(tool, args)| session.call(tool, args).unwrap_or_else(|error| panic!("demo call: {error}")))
+            .collect();
         Run { trace: session.trace().clone(), envelopes }
     }
 }
@@ -180,11 +183,12 @@ pub fn all(stage: &Stage) -> Vec<Scenario> {
         basis["likes"]
     );
     let basis_id = id_for(envelope, basis["postId"].as_str().unwrap_or_default());
+    let confidence_line =
+        format!("The suggestion's confidence is {}", data["confidence"].as_str().unwrap_or_default());
     let text = format!(
-        "Suggested window: {window_line} ({}). For example, {basis_line} ({basis_id}). Confidence: {}. \
+        "Suggested window: {window_line} ({}). For example, {basis_line} ({basis_id}). {confidence_line}. \
          Likes show which hours went well, not that the hour caused them.",
         dataset_id(envelope),
-        data["confidence"].as_str().unwrap_or_default()
     );
     let windows_answer = answers::success(
         "posting-schedule",
@@ -192,6 +196,7 @@ pub fn all(stage: &Stage) -> Vec<Scenario> {
         vec![
             claim(&window_line, "aggregate", &[&dataset_id(envelope)]),
             claim(&basis_line, "record", &[&basis_id]),
+            claim(&confidence_line, "aggregate", &[&dataset_id(envelope)]),
         ],
         &[],
     );
@@ -203,16 +208,23 @@ pub fn all(stage: &Stage) -> Vec<Scenario> {
         None,
     ));
 
-    // job-status: values exactly as returned.
+    // job-status: values exactly as returned, each fact in a claim.
     let job = stage.run(Some("job-status"), &[("get_job_status", json!({"job_id": "job-42"}))]);
     let job_id = id_for(&job.envelopes[0], "job-42");
-    let job_line = "job-42 is in stage drafting with status waiting_approval";
-    let job_text = format!(
-        "{job_line} ({job_id}). Its strategy approval state is approved; action act-1 (publish_post) is pending \
-         approval and not verified. It has 2 drafts and 0 receipts."
+    let job_lines = [
+        "job-42 is in stage drafting with status waiting_approval",
+        "job-42's strategy approval state is approved",
+        "action act-1 (publish_post) is pending approval and not verified",
+        "job-42 has 2 drafts and 0 receipts",
+    ];
+    let job_text =
+        format!("{} ({job_id}). {}; {}. {}.", job_lines[0], job_lines[1], job_lines[2], job_lines[3]);
+    let job_answer = answers::success(
+        "job-status",
+        &job_text,
+        job_lines.iter().map(|line| claim(line, "record", &[&job_id])).collect(),
+        &[],
     );
-    let job_answer =
-        answers::success("job-status", &job_text, vec![claim(job_line, "record", &[&job_id])], &[]);
     out.push(scenario(
         "grounded-job-status",
         "job-status: one job, values as returned",
@@ -233,14 +245,20 @@ pub fn all(stage: &Stage) -> Vec<Scenario> {
         feed_data["freshness"]["readAt"].as_str().unwrap_or_default(),
         feed_data["freshness"]["state"].as_str().unwrap_or_default()
     );
-    let feed_text = format!(
-        "After one retry: {feed_line} ({}). It has 2 pending items; 2 jobs are active and 1 failed.",
-        dataset_id(feed)
+    let counts_line = format!(
+        "The feed has {} pending items, {} active jobs and {} failed jobs",
+        feed_data["pendingItems"].as_array().map_or(0, Vec::len),
+        feed_data["jobHealth"]["active"],
+        feed_data["jobHealth"]["failed"]
     );
+    let feed_text = format!("After one retry: {feed_line} ({}). {counts_line}.", dataset_id(feed));
     let feed_answer = answers::success(
         "signal-watch",
         &feed_text,
-        vec![claim(&feed_line, "aggregate", &[&dataset_id(feed)])],
+        vec![
+            claim(&feed_line, "aggregate", &[&dataset_id(feed)]),
+            claim(&counts_line, "aggregate", &[&dataset_id(feed)]),
+        ],
         &[],
     );
     out.push(scenario(
@@ -406,6 +424,23 @@ fn rejections(stage: &Stage, out: &mut Vec<Scenario>, r: &Rejections<'_>) {
         r.preserved.clone(),
         RetryWithoutRetryableError,
     );
+    stage.flaky.fail_next(1);
+    let changed_retry = stage.run(
+        Some("job-status"),
+        &[("get_job_status", json!({"job_id": "job-42"})), ("get_job_status", json!({"job_id": "job-7"}))],
+    );
+    stage.flaky.fail_next(0);
+    reject(
+        "reject-retry-arguments-changed",
+        "a \"retry\" that asks for another job (refused by the guard)",
+        &changed_retry,
+        answers::error(
+            "job-status",
+            "The workspace could not be read (dependency_unavailable).",
+            &changed_retry.envelopes[0],
+        ),
+        RetryArgumentsChanged,
+    );
     let mut forged = r.job.clone();
     if let Some(response) = forged.trace.entries[1].response.as_mut() {
         response["evidence"][0]["evidenceId"] = json!("ev-0000000000000000");
@@ -467,6 +502,15 @@ fn rejections(stage: &Stage, out: &mut Vec<Scenario>, r: &Rejections<'_>) {
         r.job,
         edited(&r.job_answer, |a| a["answer"] = json!(r.job_text.replace(&format!(" ({job_id})"), ""))),
         EvidenceNotDisplayed,
+    );
+    reject(
+        "reject-unclaimed-fact",
+        "a figure the answer states outside every claim",
+        r.job,
+        edited(&r.job_answer, |a| {
+            a["answer"] = json!(format!("{} Action act-2 has already gone out.", r.job_text))
+        }),
+        UnclaimedFact,
     );
     let dataset = dataset_id(&r.windows.envelopes[0]);
     reject(

@@ -11,6 +11,9 @@
 //! - The answer's `error` follows the envelope's error rules (§1): the code
 //!   matches `^[a-z0-9_]{1,80}$` and the message is 1–500 characters.
 //! - Evidence ids are compared as exact strings for uniqueness.
+//! - A claim's text holds at least [`MIN_CLAIM_WORDS`] words (runs of
+//!   non-whitespace holding a letter or digit): a claim of one letter
+//!   would be found in almost any answer and ground nothing.
 
 use crate::contract::{Category, is_valid_code};
 use crate::envelope::{ErrorObject, MAX_MESSAGE_CHARS};
@@ -24,6 +27,8 @@ pub const MAX_ANSWER_CHARS: usize = 4000;
 pub const MAX_CLAIMS: usize = 20;
 /// Longest claim `text`, in characters.
 pub const MAX_CLAIM_CHARS: usize = 1000;
+/// Fewest words in a claim `text`.
+pub const MIN_CLAIM_WORDS: usize = 3;
 /// Most evidence ids one claim may cite.
 pub const MAX_CLAIM_EVIDENCE: usize = 8;
 /// Most `uncertainty` strings.
@@ -212,8 +217,13 @@ fn parse_claim(value: &Value, index: usize) -> Parsed<Claim> {
         "aggregate" => ClaimKind::Aggregate,
         _ => return Err(format!("{at}.kind: must be \"record\" or \"aggregate\"")),
     };
+    let text = bounded_text(&object["text"], &format!("{at}.text"), MAX_CLAIM_CHARS)?;
+    let words = text.split_whitespace().filter(|word| word.chars().any(char::is_alphanumeric)).count();
+    if words < MIN_CLAIM_WORDS {
+        return Err(format!("{at}.text: must hold at least {MIN_CLAIM_WORDS} words"));
+    }
     Ok(Claim {
-        text: bounded_text(&object["text"], &format!("{at}.text"), MAX_CLAIM_CHARS)?,
+        text,
         kind,
         evidence_ids: parse_evidence_ids(&object["evidenceIds"], &format!("{at}.evidenceIds"))?,
     })
@@ -398,7 +408,7 @@ mod tests {
     fn bounds_text_in_unicode_scalar_values() {
         let mut value = success();
         value["answer"] = json!("é".repeat(MAX_ANSWER_CHARS));
-        value["claims"][0]["text"] = json!("é");
+        value["claims"][0]["text"] = json!("é é é");
         assert!(Answer::parse(&value).is_ok());
         value["answer"] = json!("é".repeat(MAX_ANSWER_CHARS + 1));
         assert_eq!(reason(&value), "answer: must be 1 to 4000 characters");
@@ -413,6 +423,19 @@ mod tests {
         let mut value = success();
         value["uncertainty"] = json!([""]);
         assert_eq!(reason(&value), "uncertainty[0]: must be 1 to 500 characters");
+    }
+
+    #[test]
+    fn a_claim_holds_at_least_three_words() {
+        let expected = "claims[0].text: must hold at least 3 words";
+        for text in ["J", "job-42 waiting", "job-42 is —", "  a\n b  "] {
+            let mut value = success();
+            value["claims"][0]["text"] = json!(text);
+            assert_eq!(reason(&value), expected, "{text:?}");
+        }
+        let mut value = success();
+        value["claims"][0]["text"] = json!("job-42 is waiting");
+        assert!(Answer::parse(&value).is_ok());
     }
 
     #[test]

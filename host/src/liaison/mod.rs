@@ -6,12 +6,20 @@
 //!   tools' descriptors.
 //! - [`trace`]: the host's record of one invocation.
 //! - [`answer`]: the liaison's final answer, parsed strictly.
+//! - [`attempts`]: the attempt rule, one decision for the guard and the
+//!   validator.
+//! - [`grounding`]: which words of an answer state facts, and which record
+//!   a claim names.
+//! - [`json`]: JSON text with unique object keys.
 //! - [`validator`]: every rule of §5 in order, with stable rule codes.
 //! - [`mutation`]: the validator's detector of claimed effects.
 //! - [`session`]: one agent invocation: activation, the pre-dispatch guard,
 //!   recording, validation.
 
 pub mod answer;
+pub mod attempts;
+pub mod grounding;
+pub mod json;
 pub mod mutation;
 pub mod session;
 pub mod skills;

@@ -7,15 +7,23 @@
 //! - [`Session::call`] is a pre-dispatch guard. A call is refused, before
 //!   anything runs, when no skill is active, when the skill does not allow
 //!   the tool, when an earlier attempt used another tool, on a third
-//!   attempt, or when it would retry after anything but an error with
-//!   `retryable: true`. A refusal is answered with a `call_refused` error
-//!   envelope (category `authorization`, not retryable) and recorded as a
-//!   `tool_refused` entry whose `reason` is the validator rule it would
-//!   break. Allowed calls run in the sandbox and are recorded with their
-//!   exact envelope, duration and receipts.
+//!   attempt, when it would retry after anything but an error with
+//!   `retryable: true`, or when a retry changes the arguments (the rule is
+//!   [`super::attempts`], shared with the validator). A refusal is answered
+//!   with a `call_refused` error envelope (category `authorization`, not
+//!   retryable) and recorded as a `tool_refused` entry whose `reason` is
+//!   the validator rule it would break. Allowed calls run in the sandbox and
+//!   are recorded with their exact envelope, duration and receipts.
 //! - [`Session::trace`] is the record; [`Session::validate`] runs the
 //!   answer validator on it.
+//!
+//! A session is bounded ([`SessionLimits`]): attempts, refused attempts
+//! and the bytes of arguments recorded. A call that would pass a bound is
+//! not recorded; it ends the session with [`SessionError::LimitReached`],
+//! and every later call or activation gets the same error. The guard keeps
+//! counters, so a call costs the same however long the session has run.
 
+use super::attempts::{Attempts, Outcome};
 use super::skills::{Skill, SkillError, SkillSet};
 use super::trace::{EntryKind, Trace, TraceEntry};
 use super::validator::{self, Mode, RuleCode, Verdict};
@@ -23,6 +31,7 @@ use crate::contract::Category;
 use crate::envelope::{Envelope, ErrorObject};
 use crate::host::{CallContext, Host};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,6 +55,58 @@ pub enum SessionError {
     /// A skill is already active in this session.
     #[error("skill `{0}` is already active; a session loads exactly one skill")]
     AlreadyActivated(String),
+    /// A call would pass one of the session's bounds; the session has ended.
+    #[error("the session has ended: {limit} (at most {bound})")]
+    LimitReached {
+        /// Which bound.
+        limit: Limit,
+        /// Its value.
+        bound: u64,
+    },
+}
+
+/// One of a session's bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Limit {
+    /// Attempts, refused ones included.
+    #[error("too many attempts")]
+    Attempts,
+    /// Refused attempts.
+    #[error("too many refused calls")]
+    Refusals,
+    /// Bytes of tool names and arguments recorded.
+    #[error("too many bytes of arguments recorded")]
+    RecordedBytes,
+}
+
+impl SessionError {
+    /// The stable code of the error, for a wire answer.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownSkill(_) | Self::AlreadyActivated(_) => "activation_refused",
+            Self::LimitReached { .. } => "session_limit",
+        }
+    }
+}
+
+/// A session's bounds. The guard allows at most two attempts to run, so
+/// the bounds only ever stop a client that keeps calling after refusals.
+/// Responses are not counted: at most two calls run, and the host caps
+/// each envelope (1 MiB of data, 100 evidence items).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Most attempts, refused ones included.
+    pub max_attempts: u32,
+    /// Most refused attempts.
+    pub max_refusals: u32,
+    /// Most bytes of tool names and serialised arguments recorded.
+    pub max_recorded_bytes: u64,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self { max_attempts: 32, max_refusals: 16, max_recorded_bytes: 8 * 1024 * 1024 }
+    }
 }
 
 impl Liaison {
@@ -65,8 +126,14 @@ impl Liaison {
         &self.skills
     }
 
-    /// A new session for `context` (its workspace binds every call).
+    /// A new session for `context` (its workspace binds every call), with
+    /// the default bounds.
     pub fn session(&self, context: CallContext) -> Session {
+        self.session_with_limits(context, SessionLimits::default())
+    }
+
+    /// A new session for `context` with `limits`.
+    pub fn session_with_limits(&self, context: CallContext, limits: SessionLimits) -> Session {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let mut context = context;
         if context.trace_id.is_none() {
@@ -79,6 +146,12 @@ impl Liaison {
             context,
             trace: Trace::default(),
             skill: None,
+            limits,
+            attempts: Attempts::default(),
+            attempts_by_tool: HashMap::new(),
+            refusals: 0,
+            recorded_bytes: 0,
+            ended: None,
         }
     }
 }
@@ -91,6 +164,12 @@ pub struct Session {
     context: CallContext,
     trace: Trace,
     skill: Option<String>,
+    limits: SessionLimits,
+    attempts: Attempts,
+    attempts_by_tool: HashMap<String, u32>,
+    refusals: u32,
+    recorded_bytes: u64,
+    ended: Option<SessionError>,
 }
 
 fn refusal(rule: RuleCode) -> Envelope {
@@ -99,6 +178,7 @@ fn refusal(rule: RuleCode) -> Envelope {
         RuleCode::ToolNotAllowed => "Call refused: the active skill does not allow this tool.",
         RuleCode::MultipleTools => "Call refused: this session already used another tool.",
         RuleCode::RetryCeiling => "Call refused: this tool has had its two attempts.",
+        RuleCode::RetryArgumentsChanged => "Call refused: a retry repeats the arguments of the failed call.",
         _ => "Call refused: a retry is allowed only after a retryable error.",
     };
     Envelope::failure(ErrorObject {
@@ -109,15 +189,30 @@ fn refusal(rule: RuleCode) -> Envelope {
     })
 }
 
-fn is_retryable_error(response: Option<&Value>) -> bool {
-    response
-        .and_then(|value| Envelope::from_value(value).ok())
-        .is_some_and(|envelope| envelope.error.is_some_and(|error| error.retryable))
+/// Bytes `value` takes serialised, counted without building the text.
+fn json_size(value: &Value) -> u64 {
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 impl Session {
     /// Activate `skill`; it must be the first thing a session does.
     pub fn activate(&mut self, skill: &str) -> Result<&Skill, SessionError> {
+        if let Some(ended) = &self.ended {
+            return Err(ended.clone());
+        }
         if let Some(active) = &self.skill {
             return Err(SessionError::AlreadyActivated(active.clone()));
         }
@@ -141,49 +236,70 @@ impl Session {
         self.trace.entries.len() as u64 + 1
     }
 
-    fn attempts(&self) -> impl Iterator<Item = &TraceEntry> {
-        self.trace.entries.iter().filter(|entry| entry.is_attempt())
-    }
-
-    /// The rule this call would break, if any.
-    fn guard(&self, tool: &str) -> Option<RuleCode> {
+    /// The rule calling `tool` with `args` would break, if any.
+    fn guard(&self, tool: &str, args: &Value) -> Result<(), RuleCode> {
         let Some(skill) = self.active_skill() else {
-            return Some(RuleCode::SkillNotActivated);
+            return Err(RuleCode::SkillNotActivated);
         };
         if !skill.allows(tool) {
-            return Some(RuleCode::ToolNotAllowed);
+            return Err(RuleCode::ToolNotAllowed);
         }
-        let attempts: Vec<&TraceEntry> = self.attempts().collect();
-        if attempts.iter().any(|attempt| attempt.name.as_deref() != Some(tool)) {
-            return Some(RuleCode::MultipleTools);
-        }
-        match attempts.as_slice() {
-            [] => None,
-            [first] if first.kind == EntryKind::ToolCall && is_retryable_error(first.response.as_ref()) => {
-                None
-            }
-            [_] => Some(RuleCode::RetryWithoutRetryableError),
-            _ => Some(RuleCode::RetryCeiling),
-        }
+        self.attempts.check(tool, args)
     }
 
-    /// Call `tool` with `args` through the guard; always an envelope.
-    pub fn call(&mut self, tool: &str, args: &Value) -> Envelope {
-        let sequence = self.next_sequence();
-        let attempt = self.attempts().filter(|entry| entry.name.as_deref() == Some(tool)).count() as u32 + 1;
+    /// The bound recording this attempt would pass, if any.
+    fn bound_passed(&self, refused: bool, bytes: u64) -> Option<(Limit, u64)> {
+        let limits = &self.limits;
+        if self.attempts.count() >= limits.max_attempts {
+            return Some((Limit::Attempts, limits.max_attempts.into()));
+        }
+        if refused && self.refusals >= limits.max_refusals {
+            return Some((Limit::Refusals, limits.max_refusals.into()));
+        }
+        if self.recorded_bytes.saturating_add(bytes) > limits.max_recorded_bytes {
+            return Some((Limit::RecordedBytes, limits.max_recorded_bytes));
+        }
+        None
+    }
+
+    /// Call `tool` with `args` through the guard. Every call the session
+    /// records answers with an envelope; a call past a bound ends the
+    /// session instead.
+    pub fn call(&mut self, tool: &str, args: &Value) -> Result<Envelope, SessionError> {
+        if let Some(ended) = &self.ended {
+            return Err(ended.clone());
+        }
+        let verdict = self.guard(tool, args);
+        let bytes = (tool.len() as u64).saturating_add(json_size(args));
+        if let Some((limit, bound)) = self.bound_passed(verdict.is_err(), bytes) {
+            let error = SessionError::LimitReached { limit, bound };
+            self.ended = Some(error.clone());
+            return Err(error);
+        }
+        self.recorded_bytes += bytes;
+        let attempt = match self.attempts_by_tool.get_mut(tool) {
+            Some(count) => {
+                *count += 1;
+                *count
+            }
+            None => {
+                self.attempts_by_tool.insert(tool.to_owned(), 1);
+                1
+            }
+        };
         let mut entry = TraceEntry {
             name: Some(tool.to_owned()),
             args: Some(args.clone()),
             attempt: Some(attempt),
-            ..TraceEntry::new(sequence, EntryKind::ToolCall)
+            ..TraceEntry::new(self.next_sequence(), EntryKind::ToolCall)
         };
-        let envelope = match self.guard(tool) {
-            Some(rule) => {
+        let envelope = match verdict {
+            Err(rule) => {
                 entry.kind = EntryKind::ToolRefused;
                 entry.reason = Some(rule.as_str().to_owned());
                 refusal(rule)
             }
-            None => match self.host.call_recorded(tool, &args.to_string(), &self.context) {
+            Ok(()) => match self.host.call_recorded(tool, &args.to_string(), &self.context) {
                 Ok(record) => {
                     entry.duration_ms = Some((record.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0);
                     entry.receipts = Some(
@@ -204,9 +320,18 @@ impl Session {
                 }
             },
         };
-        entry.response = Some(envelope.to_value());
+        let response = envelope.to_value();
+        let outcome = match entry.kind {
+            EntryKind::ToolCall => Outcome::Called(&response),
+            _ => {
+                self.refusals += 1;
+                Outcome::Refused
+            }
+        };
+        self.attempts.record(tool, args, outcome);
+        entry.response = Some(response);
         self.trace.entries.push(entry);
-        envelope
+        Ok(envelope)
     }
 
     /// The record so far.

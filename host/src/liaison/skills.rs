@@ -5,6 +5,11 @@
 //! optionally in brackets), then the workflow text. Activating a skill
 //! records the SHA-256 of the whole file, binding an answer to the exact
 //! text loaded. The five built-in skills are embedded in the binary.
+//!
+//! A file may start with a UTF-8 byte order mark and may end its lines
+//! with CRLF; both are read as if absent (the hash is still of the bytes
+//! as stored). A front matter key given twice is refused: which of the two
+//! would gate the tools must never be a guess.
 
 use crate::capability::sha256_hex;
 use crate::descriptor::Descriptor;
@@ -72,6 +77,8 @@ impl Skill {
     pub fn parse(text: &str, file: &str) -> Result<Self, SkillError> {
         let malformed =
             |reason: &str| SkillError::Malformed { file: file.to_owned(), reason: reason.to_owned() };
+        let sha256 = sha256_hex(text.as_bytes());
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
         let rest = text
             .strip_prefix("---\n")
             .ok_or_else(|| malformed("must start with a `---` front matter line"))?;
@@ -81,12 +88,14 @@ impl Skill {
         for line in front.lines().filter(|line| !line.trim().is_empty()) {
             let (key, value) =
                 line.split_once(':').ok_or_else(|| malformed("front matter lines are `key: value`"))?;
-            let value = value.trim().to_owned();
-            match key.trim() {
-                "name" => name = Some(value),
-                "description" => description = Some(value),
-                "allowed-tools" => tools = Some(value),
+            let slot = match key.trim() {
+                "name" => &mut name,
+                "description" => &mut description,
+                "allowed-tools" => &mut tools,
                 other => return Err(malformed(&format!("unknown front matter key `{other}`"))),
+            };
+            if slot.replace(value.trim().to_owned()).is_some() {
+                return Err(malformed(&format!("front matter key `{}` is given twice", key.trim())));
             }
         }
         let name = name.filter(|name| !name.is_empty()).ok_or_else(|| malformed("`name` is required"))?;
@@ -104,13 +113,7 @@ impl Skill {
         if allowed_tools.is_empty() {
             return Err(malformed("`allowed-tools` names no tool"));
         }
-        Ok(Self {
-            name,
-            description,
-            allowed_tools,
-            workflow: workflow.trim().to_owned(),
-            sha256: sha256_hex(text.as_bytes()),
-        })
+        Ok(Self { name, description, allowed_tools, workflow: workflow.trim().to_owned(), sha256 })
     }
 
     /// Whether the skill allows `tool`.
@@ -247,5 +250,31 @@ mod tests {
                 .unwrap();
         assert_eq!(skill.allowed_tools, ["a_b", "c_d"]);
         assert_eq!(skill.workflow, "body");
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        for text in [
+            "---\nname: x\ndescription: d\nallowed-tools: a\nallowed-tools: a, b\n---\nbody",
+            "---\nname: x\nname: y\ndescription: d\nallowed-tools: a\n---\nbody",
+            "---\nname: x\ndescription: d\n description :e\nallowed-tools: a\n---\nbody",
+        ] {
+            let error = Skill::parse(text, "t").unwrap_err().to_string();
+            assert!(error.contains("is given twice"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_lines_read_as_plain_lf() {
+        let plain = "---\nname: x\ndescription: d\nallowed-tools: a_b, c_d\n---\nstep one\nstep two\n";
+        let windows = format!("\u{feff}{}", plain.replace('\n', "\r\n"));
+        let (expected, read) = (Skill::parse(plain, "t").unwrap(), Skill::parse(&windows, "t").unwrap());
+        assert_eq!(
+            (&read.name, &read.description, &read.allowed_tools),
+            (&expected.name, &expected.description, &expected.allowed_tools)
+        );
+        assert_eq!(read.workflow, "step one\nstep two");
+        assert_eq!(read.sha256, sha256_hex(windows.as_bytes()));
+        assert_ne!(read.sha256, expected.sha256);
     }
 }

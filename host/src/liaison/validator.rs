@@ -13,9 +13,11 @@
 //!    attempts (refused ones included) are numbered 1, 2, ...
 //! 3. `no_tool_call`, `tool_not_allowed`: at least one `tool_call` (refusals
 //!    alone do not count); every attempt names a tool the skill allows.
-//! 4. `multiple_tools`, `retry_ceiling`, `retry_without_retryable_error`:
-//!    one tool, at most two attempts, and a second attempt only directly
-//!    after a valid error envelope whose `retryable` is true.
+//! 4. `multiple_tools`, `retry_ceiling`, `retry_without_retryable_error`,
+//!    `retry_arguments_changed`: one tool, at most two attempts, and a
+//!    second attempt only directly after a valid error envelope whose
+//!    `retryable` is true, repeating its arguments. The session's guard
+//!    decides with the same function ([`super::attempts`]).
 //! 5. `invalid_envelope`: every `tool_call` response is a valid envelope.
 //! 6. `feed_freshness_missing`: `get_operator_feed` successes carry
 //!    `freshness.state` and an RFC 3339 `freshness.readAt`.
@@ -25,11 +27,20 @@
 //!    reason names the field and the matched phrase. A span in double
 //!    quotes that repeats a string a successful call returned is a
 //!    quotation of the source, not a claim.
-//! 8. Per claim, in order: `claim_text_absent`, `unknown_evidence`,
-//!    `evidence_not_displayed`, `record_claim_without_record_evidence`.
+//! 8. Per claim, in order: `claim_text_absent` (the text must occur in the
+//!    answer at word boundaries), `unknown_evidence`,
+//!    `evidence_not_displayed`, `record_claim_without_record_evidence` (a
+//!    record claim cites record-level evidence and names that record: its
+//!    reference or one of its values). Then, for a `success` answer,
+//!    `unclaimed_fact`: every number, id or data value the answer states
+//!    lies inside a claim's text. [`super::grounding`] says exactly what
+//!    counts; a claim's floor of three words is part of the answer schema.
 //! 9. `error_not_bound`, `error_not_preserved`, `error_code_not_displayed`,
 //!    `success_after_error`: the status agrees with the final `tool_call`.
-//! 10. `false_no_data`: `no_data` only when the final data holds no records.
+//! 10. `false_no_data`: `no_data` only when the final data holds no records,
+//!     judged from its shape so plugins are covered: `found: true`, a
+//!     non-empty list or a positive number anywhere in the data, nested
+//!     objects included.
 //! 11. `mock_evidence_in_submission` ([`Mode::Submission`] only).
 //!
 //! Decisions where the contract leaves room:
@@ -41,11 +52,14 @@
 //! - The skill hash is compared case-insensitively (it is hex).
 //! - An error code is "shown" when it appears verbatim in the answer text;
 //!   evidence ids likewise. Claim text is matched case-insensitively.
-//! - A `count` holds records when it is any positive number.
+//! - Any positive number in the final data shows records (`count: 2`,
+//!   `jobHealth.failed: 1`): a tool that finds nothing reports zeros.
 //! - Reasons name entries by their 1-based position in the trace.
 
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
 use crate::liaison::answer::{Answer, AnswerStatus, Claim, ClaimKind, one_line};
+use crate::liaison::attempts::{Attempts, Outcome};
+use crate::liaison::grounding;
 use crate::liaison::mutation;
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
@@ -107,6 +121,8 @@ rule_codes! {
     RetryCeiling => "retry_ceiling",
     /// A second attempt without a retryable error before it.
     RetryWithoutRetryableError => "retry_without_retryable_error",
+    /// A second attempt whose arguments differ from the failed call's.
+    RetryArgumentsChanged => "retry_arguments_changed",
     /// A recorded tool response is not a valid envelope.
     InvalidEnvelope => "invalid_envelope",
     /// An operator feed success lacks a valid freshness.
@@ -119,8 +135,10 @@ rule_codes! {
     UnknownEvidence => "unknown_evidence",
     /// A claim cites an id the answer text does not show.
     EvidenceNotDisplayed => "evidence_not_displayed",
-    /// A record claim cites only dataset-level evidence.
+    /// A record claim cites only dataset-level evidence, or names nothing of the records it cites.
     RecordClaimWithoutRecordEvidence => "record_claim_without_record_evidence",
+    /// A success answer states a number, id or data value outside every claim.
+    UnclaimedFact => "unclaimed_fact",
     /// An error answer after a successful final call.
     ErrorNotBound => "error_not_bound",
     /// An error answer whose error differs from the final tool error.
@@ -234,8 +252,14 @@ struct Call<'t> {
     envelope: Envelope,
 }
 
+/// An evidence item a successful call returned, with that call's data.
+struct Returned<'c> {
+    item: &'c EvidenceItem,
+    data: Option<&'c Map<String, Value>>,
+}
+
 /// Evidence items returned by successful calls, by id.
-type ReturnedEvidence<'c> = HashMap<&'c str, &'c EvidenceItem>;
+type ReturnedEvidence<'c> = HashMap<&'c str, Returned<'c>>;
 
 fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Check {
     let answer = Answer::parse(answer).or_else(|reason| fail(RuleCode::AnswerSchema, reason))?;
@@ -251,6 +275,7 @@ fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Ch
     for (index, claim) in answer.claims.iter().enumerate() {
         check_claim(index, claim, &answer.answer, &evidence)?;
     }
+    check_facts_claimed(&answer, &calls)?;
     let Some(last_call) = calls.last() else {
         return fail(RuleCode::NoToolCall, "the trace records no tool call");
     };
@@ -351,39 +376,45 @@ fn check_tools_allowed(attempts: &[Attempt<'_>], skill: &Skill) -> Check {
     Ok(())
 }
 
-// Rule 4.
+// Rule 4: each attempt through the guard's own decision; the earliest
+// rule in the contract's order wins, then the earliest entry.
 fn check_single_tool_and_retry(attempts: &[Attempt<'_>]) -> Check {
-    if let [first, rest @ ..] = attempts
-        && let Some(other) = rest.iter().find(|attempt| attempt.tool() != first.tool())
-    {
-        let reason = format!(
+    let mut so_far = Attempts::default();
+    let mut broken: Option<(usize, RuleCode, usize)> = None;
+    for (index, attempt) in attempts.iter().enumerate() {
+        let args = attempt.entry.args.as_ref().unwrap_or(&Value::Null);
+        if let Err(rule) = so_far.check(attempt.tool(), args) {
+            let order = RuleCode::ALL.iter().position(|known| *known == rule).unwrap_or(usize::MAX);
+            if broken.is_none_or(|(earliest, _, _)| order < earliest) {
+                broken = Some((order, rule, index));
+            }
+        }
+        let outcome = match (&attempt.entry.kind, &attempt.entry.response) {
+            (EntryKind::ToolCall, Some(response)) => Outcome::Called(response),
+            _ => Outcome::Refused,
+        };
+        so_far.record(attempt.tool(), args, outcome);
+    }
+    let Some((_, rule, index)) = broken else { return Ok(()) };
+    let (first, this) = (&attempts[0], &attempts[index]);
+    let reason = match rule {
+        RuleCode::MultipleTools => format!(
             "entry {} names `{}` after `{}`; an answer uses one tool",
-            other.position,
-            other.shown_tool(),
+            this.position,
+            this.shown_tool(),
             first.shown_tool()
-        );
-        return fail(RuleCode::MultipleTools, reason);
-    }
-    if attempts.len() > 2 {
-        return fail(RuleCode::RetryCeiling, format!("{} attempts; at most two are allowed", attempts.len()));
-    }
-    if let [first, second] = attempts
-        && !is_retryable_error(first.entry.response.as_ref())
-    {
-        let reason = format!(
+        ),
+        RuleCode::RetryCeiling => format!("{} attempts; at most two are allowed", attempts.len()),
+        RuleCode::RetryArgumentsChanged => format!(
+            "entry {} retries with other arguments than entry {}; a retry repeats the failed call",
+            this.position, first.position
+        ),
+        _ => format!(
             "entry {} retries but entry {} did not return a retryable error",
-            second.position, first.position
-        );
-        return fail(RuleCode::RetryWithoutRetryableError, reason);
-    }
-    Ok(())
-}
-
-fn is_retryable_error(response: Option<&Value>) -> bool {
-    response
-        .and_then(|value| Envelope::from_value(value).ok())
-        .and_then(|envelope| envelope.error)
-        .is_some_and(|error| error.retryable)
+            this.position, first.position
+        ),
+    };
+    fail(rule, reason)
 }
 
 // Rule 5.
@@ -411,8 +442,13 @@ fn returned_evidence<'c>(calls: &'c [Call<'_>]) -> ReturnedEvidence<'c> {
     calls
         .iter()
         .filter(|call| call.envelope.is_success())
-        .flat_map(|call| &call.envelope.evidence)
-        .map(|item| (item.evidence_id.as_str(), item))
+        .flat_map(|call| {
+            let data = call.envelope.data.as_ref();
+            call.envelope
+                .evidence
+                .iter()
+                .map(move |item| (item.evidence_id.as_str(), Returned { item, data }))
+        })
         .collect()
 }
 
@@ -482,7 +518,7 @@ fn collect_strings<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
 
 // Rule 8.
 fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &ReturnedEvidence<'_>) -> Check {
-    if !answer_text.to_lowercase().contains(&claim.text.to_lowercase()) {
+    if grounding::occurrences(&answer_text.to_lowercase(), &claim.text.to_lowercase()).is_empty() {
         return fail(
             RuleCode::ClaimTextAbsent,
             format!("claims[{index}].text does not appear in the answer text"),
@@ -499,15 +535,51 @@ fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &Return
             format!("claims[{index}] cites `{}` but the answer does not show it", one_line(id)),
         );
     }
-    let cites_a_record = claim
+    if claim.kind != ClaimKind::Record {
+        return Ok(());
+    }
+    let records: Vec<(&str, &Returned<'_>)> = claim
         .evidence_ids
         .iter()
-        .any(|id| evidence.get(id.as_str()).is_some_and(|item| item.is_record_level()));
-    if claim.kind == ClaimKind::Record && !cites_a_record {
+        .filter_map(|id| evidence.get(id.as_str()))
+        .filter_map(|returned| returned.item.reference.as_deref().map(|reference| (reference, returned)))
+        .collect();
+    if records.is_empty() {
         let reason = format!("claims[{index}] is a record claim but cites only dataset-level evidence");
         return fail(RuleCode::RecordClaimWithoutRecordEvidence, reason);
     }
+    let named = records.iter().any(|(reference, returned)| {
+        grounding::names_any(&claim.text, &grounding::record_names(returned.data, reference))
+    });
+    if !named {
+        let reason = format!(
+            "claims[{index}] is a record claim but names nothing of the record it cites (`{}`)",
+            one_line(records[0].0)
+        );
+        return fail(RuleCode::RecordClaimWithoutRecordEvidence, reason);
+    }
     Ok(())
+}
+
+// Rule 8, after the claims: a success answer states no fact outside them.
+fn check_facts_claimed(answer: &Answer, calls: &[Call<'_>]) -> Check {
+    if answer.status != AnswerStatus::Success {
+        return Ok(());
+    }
+    let claims: Vec<&str> = answer.claims.iter().map(|claim| claim.text.as_str()).collect();
+    let data =
+        calls.iter().filter(|call| call.envelope.is_success()).filter_map(|call| call.envelope.data.as_ref());
+    match grounding::unclaimed_fact(&answer.answer, &claims, data) {
+        Some(fact) => fail(
+            RuleCode::UnclaimedFact,
+            format!(
+                "sentence {} states `{}` outside every claim; each fact from the data needs a claim",
+                fact.sentence,
+                one_line(&fact.word)
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 // Rule 9.
@@ -555,8 +627,6 @@ fn first_difference(stated: &ErrorObject, returned: &ErrorObject) -> Option<&'st
 }
 
 // Rule 10.
-const RECORD_LISTS: [&str; 6] = ["signals", "topPosts", "windows", "pendingItems", "recentPublished", "jobs"];
-
 fn check_no_data(answer: &Answer, final_envelope: &Envelope) -> Check {
     if answer.status != AnswerStatus::NoData {
         return Ok(());
@@ -570,25 +640,39 @@ fn check_no_data(answer: &Answer, final_envelope: &Envelope) -> Check {
     }
 }
 
-/// Names the first top-level key of `data` that shows records, if any.
+/// Names the first place, in document order at any depth, where `data`
+/// shows records: `found: true`, a non-empty list or a positive number.
 fn records_held(data: &Map<String, Value>) -> Option<String> {
-    if data.get("found") == Some(&Value::Bool(true)) {
-        return Some("`found` is true".to_owned());
+    // Depth-first with an explicit stack; `path` holds the keys down to the
+    // entry being looked at.
+    let mut stack: Vec<(usize, &str, &Value)> =
+        data.iter().rev().map(|(key, value)| (0, key.as_str(), value)).collect();
+    let mut path: Vec<&str> = Vec::new();
+    while let Some((depth, key, value)) = stack.pop() {
+        path.truncate(depth);
+        path.push(key);
+        let shown = || format!("`{}`", one_line(&path.join(".")));
+        match value {
+            Value::Bool(true) if key == "found" => return Some(format!("{} is true", shown())),
+            Value::Array(items) if !items.is_empty() => return Some(format!("{} is not empty", shown())),
+            Value::Number(number) if number.as_f64().is_some_and(|number| number > 0.0) => {
+                return Some(format!("{} is {number}", shown()));
+            }
+            Value::Object(object) => {
+                stack.extend(object.iter().rev().map(|(key, value)| (depth + 1, key.as_str(), value)));
+            }
+            _ => {}
+        }
     }
-    if data.get("count").and_then(Value::as_f64).is_some_and(|count| count > 0.0) {
-        return Some("`count` is positive".to_owned());
-    }
-    RECORD_LISTS
-        .into_iter()
-        .find(|key| data.get(*key).and_then(Value::as_array).is_some_and(|list| !list.is_empty()))
-        .map(|key| format!("`{key}` is not empty"))
+    None
 }
 
 // Rule 11.
 fn check_no_mock_evidence(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Check {
     for (index, claim) in answer.claims.iter().enumerate() {
-        let is_mock =
-            |id: &&String| evidence.get(id.as_str()).is_some_and(|item| item.provenance == Provenance::Mock);
+        let is_mock = |id: &&String| {
+            evidence.get(id.as_str()).is_some_and(|returned| returned.item.provenance == Provenance::Mock)
+        };
         if let Some(id) = claim.evidence_ids.iter().find(is_mock) {
             let reason = format!("claims[{index}] cites mock evidence `{}` in submission mode", one_line(id));
             return fail(RuleCode::MockEvidenceInSubmission, reason);
@@ -751,7 +835,7 @@ mod tests {
 
     #[test]
     fn rule_codes_round_trip_and_are_unique() {
-        assert_eq!(RuleCode::ALL.len(), 22);
+        assert_eq!(RuleCode::ALL.len(), 24);
         for rule in RuleCode::ALL {
             assert_eq!(RuleCode::parse(rule.as_str()), Some(*rule));
             assert_eq!(rule.as_str().parse::<RuleCode>(), Ok(*rule));
@@ -760,7 +844,7 @@ mod tests {
         let mut codes: Vec<&str> = RuleCode::ALL.iter().map(|rule| rule.as_str()).collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), 22);
+        assert_eq!(codes.len(), 24);
         assert_eq!("nope".parse::<RuleCode>(), Err(UnknownRuleCode("nope".into())));
         assert_eq!(RuleCode::parse("Answer_Schema"), None);
     }
@@ -977,6 +1061,32 @@ mod tests {
     }
 
     #[test]
+    fn retry_arguments_changed() {
+        let with_args = |mut entry: TraceEntry, args: Value| {
+            entry.args = Some(args);
+            entry
+        };
+        let changed = trace(vec![
+            activation(JOB_SKILL),
+            with_args(call(JOB_TOOL, 1, failure(&DEPENDENCY_UNAVAILABLE)), json!({"job_id": "job-42"})),
+            with_args(call(JOB_TOOL, 2, job_success()), json!({"job_id": "job-7"})),
+        ]);
+        let verdict = check(&changed, &grounded_answer());
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("entry 3 retries with other arguments than entry 2; a retry repeats the failed call")
+        );
+        assert_rejected(verdict, RuleCode::RetryArgumentsChanged);
+        let mut same = changed.clone();
+        same.entries[2].args = Some(json!({"job_id": "job-42"}));
+        assert_eq!(check(&same, &grounded_answer()), Verdict::accept());
+        // The earlier rule wins whichever attempt breaks it.
+        let mut third = changed;
+        third.entries.push(TraceEntry { sequence: 4, ..refused(JOB_TOOL, 3, RuleCode::RetryCeiling) });
+        assert_rejected(check(&third, &grounded_answer()), RuleCode::RetryCeiling);
+    }
+
+    #[test]
     fn a_malformed_retryable_error_does_not_license_a_retry() {
         let mut malformed = failure(&DEPENDENCY_UNAVAILABLE);
         malformed["error"]["extra"] = json!(1);
@@ -1097,10 +1207,66 @@ mod tests {
             job_id()
         ));
         answer["uncertainty"] = json!(["I cannot approve, publish or retry anything."]);
+        let claims = answer["claims"].as_array_mut().unwrap();
+        for text in ["I recommend that you approve act-1", "Nothing was published by me"] {
+            claims.push(json!({"text": text, "kind": "aggregate", "evidenceIds": [job_id()]}));
+        }
         assert_eq!(check(&job_trace(job_success()), &answer), Verdict::accept());
     }
 
     // Rule 8.
+
+    #[test]
+    fn a_one_letter_claim_grounds_nothing() {
+        let mut answer = grounded_answer();
+        answer["answer"] = json!(format!("Job job-42 failed yesterday ({}).", job_id()));
+        answer["claims"][0]["text"] = json!("J");
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert_eq!(verdict.reason.as_deref(), Some("claims[0].text: must hold at least 3 words"));
+        assert_rejected(verdict, RuleCode::AnswerSchema);
+    }
+
+    #[test]
+    fn claim_text_must_occur_at_word_boundaries() {
+        let mut answer = grounded_answer();
+        answer["claims"][0]["text"] = json!("ob job-42 is wait");
+        assert_rejected(check(&job_trace(job_success()), &answer), RuleCode::ClaimTextAbsent);
+    }
+
+    #[test]
+    fn a_record_claim_names_its_record() {
+        let mut answer = grounded_answer();
+        answer["answer"] = json!(format!("Job job-7 failed in stage publishing ({}).", job_id()));
+        answer["claims"][0]["text"] = json!("Job job-7 failed in stage publishing");
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("claims[0] is a record claim but names nothing of the record it cites (`job-42`)")
+        );
+        assert_rejected(verdict, RuleCode::RecordClaimWithoutRecordEvidence);
+        // A value of the record names it as well as its reference does.
+        answer["answer"] = json!(format!("The job is waiting ({}).", job_id()));
+        answer["claims"][0]["text"] = json!("The job is waiting");
+        assert_eq!(check(&job_trace(job_success()), &answer), Verdict::accept());
+    }
+
+    #[test]
+    fn unclaimed_fact() {
+        let mut answer = grounded_answer();
+        answer["answer"] =
+            json!(format!("Job job-42 is waiting for approval ({}). It has 99 drafts.", job_id()));
+        let verdict = check(&job_trace(job_success()), &answer);
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("sentence 2 states `99` outside every claim; each fact from the data needs a claim")
+        );
+        assert_rejected(verdict, RuleCode::UnclaimedFact);
+        answer["answer"] = json!(format!("Job job-42 is waiting ({}). Its status: waiting.", job_id()));
+        assert_rejected(check(&job_trace(job_success()), &answer), RuleCode::UnclaimedFact);
+        answer["answer"] =
+            json!(format!("Job job-42 is waiting ({}). Interpretation: it needs a reviewer.", job_id()));
+        assert_eq!(check(&job_trace(job_success()), &answer), Verdict::accept());
+    }
 
     #[test]
     fn claim_text_absent() {
@@ -1160,8 +1326,9 @@ mod tests {
     #[test]
     fn claims_are_checked_in_order() {
         let mut answer = grounded_answer();
-        let first = json!({"text": "job-42", "kind": "record", "evidenceIds": ["ev-ffffffffffffffff"]});
-        let second = json!({"text": "absent text", "kind": "record", "evidenceIds": [job_id()]});
+        let first =
+            json!({"text": "job job-42 is", "kind": "record", "evidenceIds": ["ev-ffffffffffffffff"]});
+        let second = json!({"text": "some absent text", "kind": "record", "evidenceIds": [job_id()]});
         answer["claims"] = json!([first, second]);
         let verdict = check(&job_trace(job_success()), &answer);
         assert!(verdict.reason.as_deref().is_some_and(|reason| reason.starts_with("claims[0]")));
@@ -1231,9 +1398,48 @@ mod tests {
             let trace = job_trace(Envelope::success(object(data.clone()), Vec::new()).to_value());
             assert_rejected(check(&trace, &no_data_answer("job-status")), RuleCode::FalseNoData);
         }
-        for data in [json!({"found": false}), json!({"count": 0, "signals": []}), json!({"jobs": "none"})] {
+        for data in [
+            json!({"found": false}),
+            json!({"count": 0, "signals": []}),
+            json!({"jobs": "none"}),
+            json!({"results": [], "summary": {"total": 0, "note": "nothing yet", "ok": false}}),
+        ] {
             let trace = job_trace(Envelope::success(object(data.clone()), Vec::new()).to_value());
             assert!(check(&trace, &no_data_answer("job-status")).accepted, "{data}");
+        }
+    }
+
+    #[test]
+    fn false_no_data_is_judged_from_the_datas_shape() {
+        let feed = object(json!({"pendingItems": [], "jobHealth": {"active": 3, "failed": 2},
+            "goals": [{"id": "goal-1", "title": "Two posts a week"}], "recentPublished": [],
+            "freshness": {"state": "current", "readAt": "2026-11-30T09:00:00Z"}}));
+        let item = EvidenceItem::new("harmonia_feed", Provenance::Live, None);
+        let trace_ = trace(vec![
+            activation(FEED_SKILL),
+            call(FEED_TOOL, 1, Envelope::success(feed, vec![item]).to_value()),
+        ]);
+        let mut answer = no_data_answer("feed-watch");
+        answer["answer"] = json!("The feed is empty.");
+        let verdict = validate(&trace_, &answer, &skills(), Mode::Submission);
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some("a `no_data` answer, but the final data holds records (`jobHealth.active` is 3)")
+        );
+        assert_rejected(verdict, RuleCode::FalseNoData);
+        for (data, shown) in [
+            (json!({"goals": [{"id": "g"}], "jobHealth": {"active": 0}}), "`goals` is not empty"),
+            (json!({"summary": {"byState": {"failed": 2}}}), "`summary.byState.failed` is 2"),
+            (json!({"lookup": {"found": true}}), "`lookup.found` is true"),
+            (json!({"plugin": {"results": [[]]}}), "`plugin.results` is not empty"),
+        ] {
+            let trace = job_trace(Envelope::success(object(data.clone()), Vec::new()).to_value());
+            let verdict = check(&trace, &no_data_answer("job-status"));
+            assert!(
+                verdict.reason.as_deref().is_some_and(|reason| reason.contains(shown)),
+                "{data}: {verdict:?}"
+            );
+            assert_rejected(verdict, RuleCode::FalseNoData);
         }
     }
 

@@ -110,8 +110,9 @@ fn catalogue_case(name: &str) -> (Trace, Value) {
 }
 
 /// Each corpus sentence appended to the grounded job-status answer of the
-/// catalogue: claims are rejected as `mutation_claim` naming the phrase,
-/// benign sentences leave the answer accepted.
+/// catalogue (and made a claim, so the grounding rules hold): claims are
+/// rejected as `mutation_claim` naming the phrase, benign sentences leave
+/// the answer accepted.
 #[test]
 fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
     let (trace, grounded) = catalogue_case("grounded-job-status");
@@ -123,6 +124,14 @@ fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
             let mut answer = grounded.clone();
             let text = format!("{} {sentence}", answer["answer"].as_str().unwrap());
             answer["answer"] = json!(text);
+            // The grounding rules want every fact inside a claim: the
+            // sentence becomes one too, so only rule 7 can object to it.
+            let cited = answer["claims"][0]["evidenceIds"].clone();
+            if let Some(claims) = answer["claims"].as_array_mut()
+                && sentence.split_whitespace().count() >= 3
+            {
+                claims.push(json!({"text": sentence, "kind": "aggregate", "evidenceIds": cited}));
+            }
             let verdict = validate(&trace, &answer, &skills, Mode::Review);
             let expected = match category.label {
                 Label::Claim => {
