@@ -82,7 +82,7 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// Create `dir` (mode 0700) or check an existing one is private to us.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};

@@ -5,6 +5,8 @@
 //! - [`skills`]: skill files, their hashes, and their agreement with the
 //!   tools' descriptors.
 //! - [`trace`]: the host's record of one invocation.
+//! - [`signing`]: the hash chain and ed25519 seal over a trace, and the
+//!   host key.
 //! - [`answer`]: the liaison's final answer, parsed strictly.
 //! - [`validator`]: every rule of §5 in order, with stable rule codes.
 //! - [`session`]: one agent invocation: activation, the pre-dispatch guard,
@@ -12,6 +14,7 @@
 
 pub mod answer;
 pub mod session;
+pub mod signing;
 pub mod skills;
 pub mod trace;
 pub mod validator;
