@@ -276,6 +276,16 @@ impl Trace {
     }
 }
 
+/// Text that is not JSON says so; JSON of the wrong shape says what is wrong.
+fn json_error(error: serde_json::Error) -> TraceError {
+    match error.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            TraceError(format!("not JSON: {error}"))
+        }
+        _ => TraceError(error.to_string()),
+    }
+}
+
 impl TraceDocument {
     fn checked(self) -> Result<Self, TraceError> {
         self.trace.check_shapes()?;
@@ -289,14 +299,14 @@ impl TraceDocument {
 
     /// From JSON text.
     pub fn parse_str(text: &str) -> Result<Self, TraceError> {
-        serde_json::from_str::<Self>(text).map_err(|error| TraceError(error.to_string()))?.checked()
+        serde_json::from_str::<Self>(text).map_err(json_error)?.checked()
     }
 
     /// Straight from a reader, without holding the text or an intermediate
     /// JSON value. Bound the reader: this reads until the document ends
     /// (a reader's error ends the parse with that error's text).
     pub fn from_reader(reader: impl Read) -> Result<Self, TraceError> {
-        serde_json::from_reader::<_, Self>(reader).map_err(|error| TraceError(error.to_string()))?.checked()
+        serde_json::from_reader::<_, Self>(reader).map_err(json_error)?.checked()
     }
 
     /// Check the seal signs exactly these entries with `trusted`.
