@@ -58,7 +58,8 @@ fn validate_cli(dir: &TempDir, trace: &Path, answer: &Path, extra: &[&str]) -> (
 /// Run a JSON-lines session over `requests`; one response per request.
 fn session(dir: &TempDir, args: &[&str], requests: &[Value]) -> Vec<Value> {
     let mut command = harmonia(&[&["session"][..], args].concat(), dir.path());
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     {
         let stdin = child.stdin.as_mut().unwrap();
         for request in requests {
@@ -67,7 +68,11 @@ fn session(dir: &TempDir, args: &[&str], requests: &[Value]) -> Vec<Value> {
     }
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    String::from_utf8(output.stdout).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 /// A workspace store with the demo workspace and a config that uses it
@@ -76,11 +81,13 @@ fn live_setup(dir: &TempDir) -> PathBuf {
     let document = dir.path().join("workspace.json");
     std::fs::write(&document, harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON).unwrap();
     let db = dir.path().join("harmonia.db");
-    let output = harmonia(&["workspace", "import"], dir.path()).arg(&document).arg("--db").arg(&db).output().unwrap();
+    let output =
+        harmonia(&["workspace", "import"], dir.path()).arg(&document).arg("--db").arg(&db).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     std::fs::create_dir(dir.path().join("keys")).unwrap();
     let config = dir.path().join("harmonia.toml");
-    std::fs::write(&config, "[workspace]\npath = \"harmonia.db\"\n[trace]\nkey_file = \"keys/trace-key\"\n").unwrap();
+    std::fs::write(&config, "[workspace]\npath = \"harmonia.db\"\n[trace]\nkey_file = \"keys/trace-key\"\n")
+        .unwrap();
     config
 }
 
@@ -143,7 +150,8 @@ fn a_hand_written_trace_claiming_job_999_is_refused_in_submission() {
     let trace_file = write(&dir.path().join("trace.json"), &forged_trace);
     let answer_file = write(&dir.path().join("answer.json"), &answer);
     let any_key = TraceSigner::from_seed([9; 32]).public_key().to_hex();
-    let (verdict, code) = validate_cli(&dir, &trace_file, &answer_file, &["--submission", "--public-key", &any_key]);
+    let (verdict, code) =
+        validate_cli(&dir, &trace_file, &answer_file, &["--submission", "--public-key", &any_key]);
     assert_eq!(verdict["rule"], "trace_unverified", "{verdict}");
     assert_eq!(verdict["reason"], "the trace is not signed");
     assert_eq!(code, 1);
@@ -181,7 +189,8 @@ fn a_real_session_trace_is_accepted_and_any_change_is_refused() {
     let (verdict, code) = validate_cli(&dir, &genuine, &answer, &["--submission", "--config", config_arg]);
     assert_eq!(verdict, json!({"accepted": true, "rule": null, "reason": null}));
     assert_eq!(code, 0);
-    let (verdict, _) = validate_cli(&dir, &genuine, &answer, &["--submission", "--public-key", printed.trim()]);
+    let (verdict, _) =
+        validate_cli(&dir, &genuine, &answer, &["--submission", "--public-key", printed.trim()]);
     assert_eq!(verdict["accepted"], true, "{verdict}");
     // Reformatting keeps the seal: what is signed is the entries, not the bytes.
     std::fs::write(&genuine, serde_json::to_string_pretty(&signed).unwrap()).unwrap();
@@ -220,7 +229,8 @@ fn a_real_session_trace_is_accepted_and_any_change_is_refused() {
         } else {
             answer.clone()
         };
-        let (verdict, code) = validate_cli(&dir, &file, &answer_file, &["--submission", "--config", config_arg]);
+        let (verdict, code) =
+            validate_cli(&dir, &file, &answer_file, &["--submission", "--config", config_arg]);
         assert_eq!(verdict["rule"], "trace_unverified", "{name}: {verdict}");
         assert!(verdict["reason"].as_str().unwrap().contains(needle), "{name}: {verdict}");
         assert_eq!(code, 1, "{name}");
@@ -332,7 +342,8 @@ fn validate_reads_its_files_with_a_bound() {
     exit_2(&mut validate(&trace, &big), "over the 1 MiB limit");
     // A stream is cut at the limit: `[` then whitespace without end.
     let mut command = validate(Path::new("/dev/stdin"), &answer);
-    let mut child = command.stdin(Stdio::piped()).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut child =
+        command.stdin(Stdio::piped()).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(b"[");

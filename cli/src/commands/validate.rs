@@ -86,7 +86,8 @@ fn read_bounded<T>(
     }
     let exceeded = Rc::new(Cell::new(false));
     // Buffered outside the bound: the parser reads a byte at a time.
-    let mut reader = BufReader::new(Bounded { inner: file, remaining: limit, exceeded: Rc::clone(&exceeded) });
+    let mut reader =
+        BufReader::new(Bounded { inner: file, remaining: limit, exceeded: Rc::clone(&exceeded) });
     match parse(&mut reader) {
         Ok(parsed) => Ok(parsed),
         Err(_) if exceeded.get() => Err(too_large()),
@@ -111,7 +112,9 @@ fn trusted_key(trust: &Trust<'_>) -> Result<Result<PublicKey, String>> {
     if let Some(text) = trust.public_key {
         return match PublicKey::parse_hex(text) {
             Some(key) => Ok(Ok(key)),
-            None => Err(UsageError("--public-key must be an ed25519 public key, 64 hex digits".into()).into()),
+            None => {
+                Err(UsageError("--public-key must be an ed25519 public key, 64 hex digits".into()).into())
+            }
         };
     }
     let config = load_config(trust.config)?;
@@ -132,7 +135,8 @@ pub fn run(
     let answer = read_answer(answer)?;
     let skills = load_skills(skills)?;
     let mode = if submission { Mode::Submission } else { Mode::Review };
-    let verification = trusted_key(trust)?.and_then(|key| document.verify(&key).map_err(|error| error.to_string()));
+    let verification =
+        trusted_key(trust)?.and_then(|key| document.verify(&key).map_err(|error| error.to_string()));
     if let (Mode::Review, Err(reason)) = (mode, &verification) {
         eprintln!("harmonia: note: trace not verified ({reason}); review mode checks the rules only");
     }

@@ -247,15 +247,14 @@ pub fn verify(trace: &Trace, seal: Option<&Seal>, trusted: &PublicKey) -> Result
 /// `$XDG_DATA_HOME/harmonia/trace-key`, else `~/.local/share/harmonia/trace-key`.
 pub fn default_key_path() -> Option<PathBuf> {
     // The XDG spec says a relative XDG_DATA_HOME is to be ignored.
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| {
+    let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()).or_else(
+        || {
             std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .filter(|home| home.is_absolute())
                 .map(|home| home.join(".local").join("share"))
-        })?;
+        },
+    )?;
     Some(base.join("harmonia").join(KEY_FILE_NAME))
 }
 
@@ -444,7 +443,10 @@ mod tests {
 
         let mut removed = trace.clone();
         removed.entries.pop();
-        assert!(matches!(verify(&removed, Some(&seal), &key), Err(Unverified::Length { sealed: 2, entries: 1 })));
+        assert!(matches!(
+            verify(&removed, Some(&seal), &key),
+            Err(Unverified::Length { sealed: 2, entries: 1 })
+        ));
 
         let mut appended = trace.clone();
         appended.entries.push(trace.entries[1].clone());

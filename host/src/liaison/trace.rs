@@ -162,7 +162,8 @@ impl<'de> Visitor<'de> for DocumentVisitor {
             match key.as_str() {
                 "entries" if trace.is_none() => trace = Some(map.next_value()?),
                 "seal" if seal.is_none() => {
-                    seal = Some(map.next_value().map_err(|error| de::Error::custom(format!("seal: {error}")))?)
+                    seal =
+                        Some(map.next_value().map_err(|error| de::Error::custom(format!("seal: {error}")))?)
                 }
                 "entries" | "seal" => return Err(de::Error::custom(format!("duplicate field `{key}`"))),
                 other => return Err(de::Error::custom(format!("unknown field `{other}`"))),
@@ -366,8 +367,10 @@ mod tests {
             "response": {}, "receipts": []});
         let error = Trace::parse(&json!([activation, no_duration])).unwrap_err().to_string();
         assert!(error.contains("entry 2: `durationMs` is required"), "{error}");
-        let unknown_field = json!({"sequence": 3, "kind": "skill_activation", "skill": "s", "sha256": "h", "x": 1});
-        let error = Trace::parse_str(&json!([activation, activation, unknown_field]).to_string()).unwrap_err();
+        let unknown_field =
+            json!({"sequence": 3, "kind": "skill_activation", "skill": "s", "sha256": "h", "x": 1});
+        let error =
+            Trace::parse_str(&json!([activation, activation, unknown_field]).to_string()).unwrap_err();
         assert!(error.to_string().contains("entry 3: unknown field `x`"), "{error}");
         let error = Trace::parse(&json!([activation])).map(|trace| trace.entries.len());
         assert_eq!(error, Ok(1));
@@ -396,7 +399,10 @@ mod tests {
         let duplicate = r#"{"entries": [], "entries": []}"#;
         assert!(TraceDocument::parse_str(duplicate).unwrap_err().to_string().contains("duplicate field"));
         let at_cap = Value::Array(vec![activation.clone(); MAX_ENTRIES]);
-        assert_eq!(TraceDocument::parse(&at_cap).map(|document| document.trace.entries.len()), Ok(MAX_ENTRIES));
+        assert_eq!(
+            TraceDocument::parse(&at_cap).map(|document| document.trace.entries.len()),
+            Ok(MAX_ENTRIES)
+        );
         let over = Value::Array(vec![activation; MAX_ENTRIES + 1]);
         let error = TraceDocument::from_reader(over.to_string().as_bytes()).unwrap_err().to_string();
         assert!(error.contains(&format!("more than {MAX_ENTRIES} entries")), "{error}");
