@@ -62,7 +62,7 @@ impl<R: Read> Read for Bounded<R> {
 }
 
 fn mib(bytes: u64) -> String {
-    if bytes % (1024 * 1024) == 0 {
+    if bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
     } else {
         format!("{bytes} bytes")
