@@ -502,6 +502,21 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[test]
+    fn processes_racing_to_create_the_key_all_get_the_same_one() {
+        let dir = scratch("race");
+        let path = dir.join(KEY_FILE_NAME);
+        let keys: Vec<PublicKey> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| TraceSigner::load_or_create(&path).map(|signer| signer.public_key())))
+                .collect();
+            handles.into_iter().map(|handle| handle.join().unwrap().unwrap()).collect()
+        });
+        assert!(keys.iter().all(|key| *key == keys[0]), "one key wins: {keys:?}");
+        assert_eq!(TraceSigner::load(&path).unwrap().public_key(), keys[0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_symlink_at_the_key_path_is_refused_and_left_alone() {
