@@ -67,8 +67,9 @@ def main():
     overreach = dict(answer, answer=answer["answer"] + " I approved act-1.")
     results["overreach"] = session.send({"op": "validate", "answer": overreach, "mode": "review"})
     results["malformed_line"] = session.send("this is not json")
-    trace = session.send({"op": "trace"})["trace"]
-    results["trace_kinds"] = [entry["kind"] for entry in trace]
+    trace = session.send({"op": "trace"})["trace"]  # signed: {"entries": [...], "seal": {...}}
+    results["trace_kinds"] = [entry["kind"] for entry in trace["entries"]]
+    results["trace_signed"] = trace["seal"]["algorithm"] == "ed25519"
     results["session_exit"] = session.close()
 
     retry = Session([binary, "session", *extra])
@@ -87,6 +88,7 @@ def main():
         and results["overreach"]["rule"] == "mutation_claim"
         and results["malformed_line"]["error"]["code"] == "bad_request"
         and results["trace_kinds"] == ["skill_activation", "tool_call"]
+        and results["trace_signed"]
         and results["missing_code"] == "job_not_found"
         and results["retry_code"] == "call_refused"
         and results["session_exit"] == 0

@@ -70,21 +70,35 @@ pub enum Command {
     },
     /// Validate an agent's answer against a session trace.
     Validate {
-        /// Trace file (a JSON array of entries).
+        /// Trace file (a session's signed trace, or a JSON array of entries).
         #[arg(long, value_name = "FILE")]
         trace: PathBuf,
         /// Answer file (a JSON object).
         #[arg(long, value_name = "FILE")]
         answer: PathBuf,
-        /// Submission mode: no claim may cite mock evidence.
+        /// Submission mode: the trace must be signed by the trusted key,
+        /// and no claim may cite mock evidence.
         #[arg(long)]
         submission: bool,
+        /// Trust this ed25519 public key (64 hex digits) instead of the
+        /// host's own trace key.
+        #[arg(long, value_name = "HEX")]
+        public_key: Option<String>,
+        /// Config file (for `trace.key_file`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         /// Print `{"accepted", "rule", "reason"}` as JSON.
         #[arg(long)]
         json: bool,
         /// Skill files directory (default: the built-in skills).
         #[arg(long, value_name = "DIR")]
         skills: Option<PathBuf>,
+    },
+    /// Print the host's trace public key (generating the key on first use).
+    TraceKey {
+        /// Config file (for `trace.key_file`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Drive a guarded session over JSON lines on stdin/stdout.
     Session {

@@ -2,9 +2,10 @@
 //! and answer through the library and through `harmonia validate`, with
 //! the exact rule code expected.
 
+use harmonia_host::liaison::signing::PublicKey;
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::Trace;
-use harmonia_host::liaison::validator::{Mode, RuleCode, validate};
+use harmonia_host::liaison::trace::TraceDocument;
+use harmonia_host::liaison::validator::{Mode, RuleCode, Verdict, validate_received};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +16,23 @@ fn catalogue() -> PathBuf {
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The key the catalogue's traces were signed with (`trace-key.pub`).
+fn public_key(dir: &Path) -> PublicKey {
+    PublicKey::parse_hex(&std::fs::read_to_string(dir.join("trace-key.pub")).unwrap()).unwrap()
+}
+
+/// A case's verdict through the library, its seal checked as `harmonia validate` does.
+fn library_verdict(case_dir: &Path, key: &PublicKey, mode: Mode) -> Verdict {
+    let document = TraceDocument::parse(&read(&case_dir.join("trace.json"))).unwrap();
+    validate_received(
+        &document.trace,
+        document.verify(key),
+        &read(&case_dir.join("answer.json")),
+        &SkillSet::builtin(),
+        mode,
+    )
 }
 
 struct Case {
@@ -45,10 +63,9 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn every_case_gets_its_exact_rule_through_the_library() {
-    let skills = SkillSet::builtin();
+    let key = public_key(&catalogue());
     for case in cases() {
-        let trace = Trace::parse(&read(&case.dir.join("trace.json"))).unwrap();
-        let verdict = validate(&trace, &read(&case.dir.join("answer.json")), &skills, case.mode);
+        let verdict = library_verdict(&case.dir, &key, case.mode);
         assert_eq!(
             verdict.rule.map(|rule| rule.as_str().to_owned()),
             case.rule,
@@ -62,10 +79,11 @@ fn every_case_gets_its_exact_rule_through_the_library() {
 
 #[test]
 fn every_case_gets_its_exact_rule_through_the_cli() {
+    let key = public_key(&catalogue()).to_hex();
     for case in cases() {
         let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
         command
-            .args(["validate", "--json", "--trace"])
+            .args(["validate", "--json", "--public-key", &key, "--trace"])
             .arg(case.dir.join("trace.json"))
             .arg("--answer")
             .arg(case.dir.join("answer.json"));
@@ -104,6 +122,7 @@ fn the_catalogue_covers_every_rule_and_the_named_cases() {
         "reject-record-claim-dataset-only",
         "reject-missing-feed-freshness",
         "reject-mock-in-submission",
+        "reject-unverified-trace",
         "accepted-retry",
         "reject-retry-arguments-changed",
         "reject-unclaimed-fact",
@@ -118,13 +137,12 @@ fn the_demo_still_produces_the_catalogue() {
     let output =
         Command::new(env!("CARGO_BIN_EXE_harmonia")).arg("demo").arg("--export").arg(&dir).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let skills = SkillSet::builtin();
+    let key = public_key(&dir);
     for case in cases() {
         let exported = dir.join(&case.name);
         let expected = read(&exported.join("expected.json"));
         assert_eq!(expected["rule"].as_str().map(str::to_owned), case.rule, "{}", case.name);
-        let trace = Trace::parse(&read(&exported.join("trace.json"))).unwrap();
-        let verdict = validate(&trace, &read(&exported.join("answer.json")), &skills, case.mode);
+        let verdict = library_verdict(&exported, &key, case.mode);
         assert_eq!(verdict.rule.map(|rule| rule.as_str().to_owned()), case.rule, "{}", case.name);
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -259,7 +259,7 @@ fn validate_exits_2_for_unreadable_or_malformed_files() {
     let garbage = dir.path().join("garbage.json");
     std::fs::write(&garbage, "{{{").unwrap();
     let not_a_trace = dir.path().join("object.json");
-    std::fs::write(&not_a_trace, r#"{"entries": []}"#).unwrap();
+    std::fs::write(&not_a_trace, r#"{"steps": []}"#).unwrap();
     for (trace, answer, needle) in [
         (dir.path().join("absent.json"), good_answer.clone(), "cannot read trace"),
         (garbage.clone(), good_answer.clone(), "not JSON"),
@@ -280,12 +280,12 @@ fn the_demo_tells_the_whole_story_offline() {
     let output = run(&mut harmonia(&["demo"]));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("32 scenarios: 8 grounded answers accepted, 24 bad answers rejected"), "{text}");
+    assert!(text.contains("33 scenarios: 8 grounded answers accepted, 25 bad answers rejected"), "{text}");
     for skill in ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"] {
         assert!(text.contains(&format!("activate {skill}")), "{skill}");
     }
     assert_eq!(text.matches("verdict: ACCEPTED").count(), 8);
-    assert_eq!(text.matches("verdict: REJECTED").count(), 24);
+    assert_eq!(text.matches("verdict: REJECTED").count(), 25);
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn private_to_us(stat: &Stat) -> bool {
 
 /// Create `dir` (mode 0700) if missing, then open it without following a
 /// link and check it is a directory private to us.
-fn open_private_dir(dir: &Path) -> std::io::Result<OwnedFd> {
+pub(crate) fn open_private_dir(dir: &Path) -> std::io::Result<OwnedFd> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;

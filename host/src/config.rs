@@ -27,6 +27,7 @@
 //! | `workspace.max_body_kib` | 4096 |
 //! | `cache.dir` | the user's cache dir, `harmonia/components` |
 //! | `cache.enabled` | `true` |
+//! | `trace.key_file` | the user's data dir, `harmonia/trace-key`, generated on first use |
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -74,6 +75,17 @@ pub struct HostConfig {
     pub workspace: WorkspaceConfig,
     /// The precompiled component cache.
     pub cache: CacheConfig,
+    /// Trace signing.
+    pub trace: TraceConfig,
+}
+
+/// Trace signing.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceConfig {
+    /// The host's ed25519 trace key (64 hex digits, mode 0600), generated
+    /// there if absent; the user's data dir when unset.
+    pub key_file: Option<PathBuf>,
 }
 
 /// Which plugins to load.
@@ -252,6 +264,9 @@ impl HostConfig {
         if let Some(dir) = &mut self.cache.dir {
             resolve(dir);
         }
+        if let Some(file) = &mut self.trace.key_file {
+            resolve(file);
+        }
     }
 
     /// Check the rules serde cannot express.
@@ -358,6 +373,7 @@ mod tests {
             ("[limits]\nmemory = 3", "memory"),
             ("[public_web]\nallowed = []", "allowed"),
             ("[nonsense]", "nonsense"),
+            ("[trace]\nkey = \"k\"", "key"),
         ] {
             let error = HostConfig::from_toml_str(text).unwrap_err().to_string();
             assert!(error.contains(key), "{error}");
@@ -391,9 +407,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("harmonia-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("harmonia.toml");
-        std::fs::write(&file, "[plugins]\ndir = \"plugins\"\n[workspace]\npath = \"/abs/h.db\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "[plugins]\ndir = \"plugins\"\n[workspace]\npath = \"/abs/h.db\"\n[trace]\nkey_file = \"keys/trace\"\n",
+        )
+        .unwrap();
         let config = HostConfig::from_file(&file).unwrap();
         assert_eq!(config.plugins.dir, Some(dir.join("plugins")));
+        assert_eq!(config.trace.key_file, Some(dir.join("keys/trace")));
         assert_eq!(config.workspace.path, PathBuf::from("/abs/h.db"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -22,9 +22,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Inspect { path, config, json } => inspect::run(&path, config.as_deref(), json),
         Command::Workspace { command } => workspace::run(command),
-        Command::Validate { trace, answer, submission, json, skills } => {
-            validate::run(&trace, &answer, submission, json, skills.as_deref())
+        Command::Validate { trace, answer, submission, public_key, config, json, skills } => {
+            let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
+            validate::run(&trace, &answer, submission, &trust, json, skills.as_deref())
         }
+        Command::TraceKey { config } => validate::print_trace_key(config.as_deref()),
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
         Command::Bench { json, quick } => crate::bench::run(json, quick),

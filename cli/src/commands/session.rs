@@ -4,7 +4,8 @@
 //! One request per line on stdin, one response line per request on stdout:
 //! - `{"op":"activate","skill":S}` → `{"ok":true,"skill":S,"sha256":HEX,"allowedTools":[..]}`
 //! - `{"op":"call","tool":T,"args":{..}}` → the envelope
-//! - `{"op":"trace"}` → `{"trace":[..]}`
+//! - `{"op":"trace"}` → `{"trace":{"entries":[..],"seal":{..}}}`, signed
+//!   with the host's trace key
 //! - `{"op":"validate","answer":{..},"mode":"review"|"submission"}` →
 //!   `{"accepted":bool,"rule":CODE|null,"reason":TEXT|null}`
 //! - `{"op":"skills"}` → `{"skills":[{"name","description","allowedTools","sha256"}]}`
@@ -18,11 +19,12 @@
 //! and ends it: the command exits 1.
 
 use crate::args::HostArgs;
-use crate::setup::{build_host, load_skills, workspace};
+use crate::setup::{build_host, load_config, load_skills, workspace};
 use anyhow::{Context, Result};
 use harmonia_host::CallContext;
 use harmonia_host::liaison::json as unique_json;
 use harmonia_host::liaison::session::{Liaison, Session, SessionError};
+use harmonia_host::liaison::signing::TraceSigner;
 use harmonia_host::liaison::validator::Mode;
 use serde_json::{Value, json};
 use std::io::{BufRead, Read, Write};
@@ -90,7 +92,10 @@ fn handle(session: &mut Session, liaison: &Liaison, line: &str) -> Reply {
             }
             "trace" => {
                 only_keys(&request, &["op"])?;
-                Ok(json!({"trace": session.trace().to_value()}))
+                let signed = session.signed_trace().map_err(|error| {
+                    json!({"ok": false, "error": {"code": "trace_unavailable", "message": error.to_string()}})
+                })?;
+                Ok(json!({"trace": signed.to_value()}))
             }
             "validate" => {
                 only_keys(&request, &["op", "answer", "mode"])?;
@@ -176,7 +181,9 @@ fn skip_through_newline(reader: &mut impl BufRead) -> std::io::Result<()> {
 
 pub fn run(workspace_flag: Option<String>, host_args: &HostArgs, skills: Option<&Path>) -> Result<ExitCode> {
     let host = build_host(host_args)?;
-    let liaison = Liaison::new(host, load_skills(skills)?).context("skills and tools disagree")?;
+    let signer = TraceSigner::host_key(&load_config(host_args.config.as_deref())?.trace)?;
+    let liaison =
+        Liaison::new(host, load_skills(skills)?).context("skills and tools disagree")?.with_signer(signer);
     let mut session = liaison.session(CallContext { workspace: workspace(workspace_flag), trace_id: None });
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();

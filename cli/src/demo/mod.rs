@@ -5,7 +5,9 @@
 //! provenance), and every built-in skill runs a scripted session: activate,
 //! call, a grounded answer, the validator's verdict. Then the accepted edge
 //! cases and one rejected answer for every validator rule. With `--export`
-//! each scenario is also written as an evaluation case.
+//! each scenario is also written as an evaluation case. Sessions sign
+//! their traces with a key the demo generates in memory; the export writes
+//! its public half to `trace-key.pub`.
 
 mod answers;
 mod flaky;
@@ -19,14 +21,19 @@ use harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON;
 use harmonia_host::capability::workspace::sqlite::{self, SqliteSource};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
+use harmonia_host::liaison::signing::{TraceSigner, verify};
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::validator::{Mode, validate};
+use harmonia_host::liaison::trace::TraceDocument;
+use harmonia_host::liaison::validator::{Mode, validate_received};
 use harmonia_host::log::StderrLog;
 use scenarios::{Scenario, Stage};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+
+/// Where an export names the public key its traces are signed with.
+const PUBLIC_KEY_FILE: &str = "trace-key.pub";
 
 /// A scratch directory removed when the demo ends.
 struct Scratch(PathBuf);
@@ -56,7 +63,8 @@ fn stage(scratch: &Path) -> Result<Stage> {
         "Loaded {} sandboxed tools; public signals come from built-in fixtures (provenance mock).",
         host.tools().count()
     );
-    let liaison = Liaison::new(host, SkillSet::builtin())?;
+    // A key of the demo's own, in memory: exported cases name its public half.
+    let liaison = Liaison::new(host, SkillSet::builtin())?.with_signer(TraceSigner::generate()?);
     Ok(Stage { liaison, flaky })
 }
 
@@ -71,7 +79,8 @@ fn export(dir: &Path, scenario: &Scenario) -> Result<()> {
     let case = dir.join(scenario.slug);
     std::fs::create_dir_all(&case)?;
     let pretty = |value: &serde_json::Value| serde_json::to_string_pretty(value).map(|text| text + "\n");
-    std::fs::write(case.join("trace.json"), pretty(&scenario.trace.to_value())?)?;
+    let document = TraceDocument { trace: scenario.trace.clone(), seal: scenario.seal.clone() };
+    std::fs::write(case.join("trace.json"), pretty(&document.to_value())?)?;
     std::fs::write(case.join("answer.json"), pretty(&scenario.answer)?)?;
     let mode = if scenario.mode == Mode::Submission { "submission" } else { "review" };
     let expected =
@@ -86,6 +95,11 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
     println!("== Harmonia demo: sandboxed read-only tools, guarded sessions, validated answers ==\n");
     let stage = stage(&scratch.0)?;
     let scenarios = scenarios::all(&stage);
+    let public_key = stage.liaison.trace_public_key()?;
+    if let Some(dir) = export_dir {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(PUBLIC_KEY_FILE), format!("{public_key}\n"))?;
+    }
     let mut surprises = Vec::new();
     let mut section = "";
     for scenario in &scenarios {
@@ -98,7 +112,14 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
             section = heading;
             println!("\n## {heading}\n");
         }
-        let verdict = validate(&scenario.trace, &scenario.answer, stage.liaison.skills(), scenario.mode);
+        let verification = verify(&scenario.trace, scenario.seal.as_ref(), &public_key);
+        let verdict = validate_received(
+            &scenario.trace,
+            verification,
+            &scenario.answer,
+            stage.liaison.skills(),
+            scenario.mode,
+        );
         println!("### {}", scenario.title);
         if scenario.expected.is_none() {
             for entry in &scenario.trace.entries {

@@ -6,7 +6,9 @@ use super::answers::{self, claim, dataset_id, id_for};
 use super::flaky::FlakySource;
 use harmonia_host::CallContext;
 use harmonia_host::envelope::Envelope;
+use harmonia_host::envelope::{Provenance, evidence_id};
 use harmonia_host::liaison::session::{Liaison, Session};
+use harmonia_host::liaison::signing::Seal;
 use harmonia_host::liaison::trace::Trace;
 use harmonia_host::liaison::validator::{Mode, RuleCode};
 use serde_json::{Value, json};
@@ -20,6 +22,8 @@ pub struct Scenario {
     pub title: String,
     /// The recorded invocation (possibly tampered with, to show the check).
     pub trace: Trace,
+    /// The seal the session emitted with it (`None` for a hand-written trace).
+    pub seal: Option<Seal>,
     /// The agent's answer.
     pub answer: Value,
     /// Review or submission.
@@ -40,6 +44,7 @@ pub struct Stage {
 #[derive(Clone)]
 struct Run {
     trace: Trace,
+    seal: Option<Seal>,
     envelopes: Vec<Envelope>,
 }
 
@@ -57,7 +62,9 @@ impl Stage {
             .iter()
             .map(|(tool, args)| session.call(tool, args).unwrap_or_else(|error| panic!("demo call: {error}")))
             .collect();
-        Run { trace: session.trace().clone(), envelopes }
+        // The stage's liaison has its signer, so sealing cannot fail.
+        let seal = session.signed_trace().ok().and_then(|document| document.seal);
+        Run { trace: session.trace().clone(), seal, envelopes }
     }
 }
 
@@ -72,6 +79,7 @@ fn scenario(
         slug,
         title: title.to_owned(),
         trace: run.trace.clone(),
+        seal: run.seal.clone(),
         answer,
         mode: Mode::Review,
         expected,
@@ -563,6 +571,23 @@ fn rejections(stage: &Stage, out: &mut Vec<Scenario>, r: &Rejections<'_>) {
             r.trend,
             r.trend_answer.clone(),
             Some(MockEvidenceInSubmission),
+        )
+    });
+    // Anyone can write a trace and mint evidence ids with the public
+    // formula: job-42's live session retold as job-999, unsigned.
+    let minted = evidence_id("harmonia_job", Provenance::Live, Some("job-999"));
+    let retell = |text: String| text.replace("job-42", "job-999").replace(&job_id, &minted);
+    let forged_trace = serde_json::from_str(&retell(r.job.trace.to_value().to_string())).unwrap_or_default();
+    let forged_answer = serde_json::from_str(&retell(r.job_answer.to_string())).unwrap_or_default();
+    let forged = Run { trace: forged_trace, seal: None, envelopes: Vec::new() };
+    out.push(Scenario {
+        mode: Mode::Submission,
+        ..scenario(
+            "reject-unverified-trace",
+            "a hand-written trace claiming job-999 with live evidence, submitted unsigned",
+            &forged,
+            forged_answer,
+            Some(TraceUnverified),
         )
     });
 }

@@ -5,6 +5,8 @@
 //! - [`skills`]: skill files, their hashes, and their agreement with the
 //!   tools' descriptors.
 //! - [`trace`]: the host's record of one invocation.
+//! - [`signing`]: the hash chain and ed25519 seal over a trace, and the
+//!   host key.
 //! - [`answer`]: the liaison's final answer, parsed strictly.
 //! - [`attempts`]: the attempt rule, one decision for the guard and the
 //!   validator.
@@ -22,6 +24,7 @@ pub mod grounding;
 pub mod json;
 pub mod mutation;
 pub mod session;
+pub mod signing;
 pub mod skills;
 pub mod trace;
 pub mod validator;

@@ -14,8 +14,10 @@
 //!   retryable) and recorded as a `tool_refused` entry whose `reason` is
 //!   the validator rule it would break. Allowed calls run in the sandbox and
 //!   are recorded with their exact envelope, duration and receipts.
-//! - [`Session::trace`] is the record; [`Session::validate`] runs the
-//!   answer validator on it.
+//! - [`Session::trace`] is the record; [`Session::signed_trace`] is the
+//!   record as the session emits it, sealed with the liaison's trace key
+//!   (see [`super::signing`]); [`Session::validate`] runs the answer
+//!   validator on it.
 //!
 //! A session is bounded ([`SessionLimits`]): attempts, refused attempts
 //! and the bytes of arguments recorded. A call that would pass a bound is
@@ -24,16 +26,17 @@
 //! counters, so a call costs the same however long the session has run.
 
 use super::attempts::{Attempts, Outcome};
+use super::signing::{KeyError, PublicKey, TraceSigner};
 use super::skills::{Skill, SkillError, SkillSet};
-use super::trace::{EntryKind, Trace, TraceEntry};
+use super::trace::{EntryKind, Trace, TraceDocument, TraceEntry};
 use super::validator::{self, Mode, RuleCode, Verdict};
 use crate::contract::Category;
 use crate::envelope::{Envelope, ErrorObject};
 use crate::host::{CallContext, Host};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// The code of a refused call.
 pub const CALL_REFUSED: &str = "call_refused";
@@ -43,6 +46,7 @@ pub const CALL_REFUSED: &str = "call_refused";
 pub struct Liaison {
     host: Host,
     skills: Arc<SkillSet>,
+    signer: Arc<OnceLock<TraceSigner>>,
 }
 
 /// Why a session operation failed (not a tool call: those always answer
@@ -113,7 +117,24 @@ impl Liaison {
     /// Check `skills` against the host's tools and pair them.
     pub fn new(host: Host, skills: SkillSet) -> Result<Self, SkillError> {
         skills.check_against(host.tools().map(|info| &info.descriptor))?;
-        Ok(Self { host, skills: Arc::new(skills) })
+        Ok(Self { host, skills: Arc::new(skills), signer: Arc::new(OnceLock::new()) })
+    }
+
+    /// Sign emitted traces with `signer` (the host key). Without it, a key
+    /// generated in memory on first use signs them, verifiable only with
+    /// [`Liaison::trace_public_key`].
+    pub fn with_signer(mut self, signer: TraceSigner) -> Self {
+        self.signer = Arc::new(OnceLock::from(signer));
+        self
+    }
+
+    fn signer(&self) -> Result<&TraceSigner, KeyError> {
+        signer(&self.signer)
+    }
+
+    /// The key that verifies this liaison's traces.
+    pub fn trace_public_key(&self) -> Result<PublicKey, KeyError> {
+        self.signer().map(TraceSigner::public_key)
     }
 
     /// The host.
@@ -152,6 +173,7 @@ impl Liaison {
             refusals: 0,
             recorded_bytes: 0,
             ended: None,
+            signer: Arc::clone(&self.signer),
         }
     }
 }
@@ -170,6 +192,16 @@ pub struct Session {
     refusals: u32,
     recorded_bytes: u64,
     ended: Option<SessionError>,
+    signer: Arc<OnceLock<TraceSigner>>,
+}
+
+fn signer(slot: &OnceLock<TraceSigner>) -> Result<&TraceSigner, KeyError> {
+    if let Some(signer) = slot.get() {
+        return Ok(signer);
+    }
+    let generated = TraceSigner::generate()?;
+    // Another thread may have won; either key is only ever this liaison's.
+    Ok(slot.get_or_init(|| generated))
 }
 
 fn refusal(rule: RuleCode) -> Envelope {
@@ -337,6 +369,14 @@ impl Session {
     /// The record so far.
     pub fn trace(&self) -> &Trace {
         &self.trace
+    }
+
+    /// The record so far as the session emits it: sealed with the
+    /// liaison's trace key. It covers the entries up to now; a later call
+    /// needs a new one.
+    pub fn signed_trace(&self) -> Result<TraceDocument, KeyError> {
+        let seal = signer(&self.signer)?.seal(&self.trace);
+        Ok(TraceDocument { trace: self.trace.clone(), seal: Some(seal) })
     }
 
     /// Validate `answer` against this session's trace.

@@ -13,9 +13,17 @@
 //! `attempt` counts the attempts of that tool in the invocation, refused
 //! ones included. `response` is kept as the exact JSON the caller received,
 //! so the validator can check it rather than trust it.
+//!
+//! A session emits its trace signed, as a [`TraceDocument`]:
+//! `{"entries": [<the array above>], "seal": {<see signing>}}`. Parsing
+//! reads either form, caps a trace at [`MAX_ENTRIES`] entries, and names
+//! a malformed entry by its 1-based position, as the validator does.
 
+use super::signing::{self, PublicKey, Seal, Unverified};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::io::Read;
 
 /// What an entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,18 +75,110 @@ pub struct TraceEntry {
     pub receipts: Option<Vec<Value>>,
 }
 
+/// Most entries a trace may hold; a longer document is refused while it
+/// is parsed. A session records one activation, at most two tool calls and
+/// its refusals, so real traces stay far below this.
+pub const MAX_ENTRIES: usize = 4096;
+
 /// A whole trace.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(transparent)]
 pub struct Trace {
     /// Entries in order.
     pub entries: Vec<TraceEntry>,
 }
 
+/// A trace as written to a file or sent by a session: the entries and,
+/// when the host signed them, their [`Seal`]. In JSON,
+/// `{"entries": [...], "seal": {...}}`; a bare array of entries is read as
+/// an unsigned trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceDocument {
+    /// The entries.
+    pub trace: Trace,
+    /// The host's signature over them, if any.
+    pub seal: Option<Seal>,
+}
+
 /// Why a trace document is not a trace at all.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("malformed trace: {0}")]
 pub struct TraceError(pub String);
+
+/// Reads a list of entries, refusing the one past [`MAX_ENTRIES`] and
+/// naming the entry (from 1) a field error is in.
+struct EntriesVisitor;
+
+impl<'de> Visitor<'de> for EntriesVisitor {
+    type Value = Vec<TraceEntry>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a list of trace entries")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        loop {
+            let position = entries.len() + 1;
+            if position > MAX_ENTRIES {
+                // Refuse before reading the entry past the cap.
+                return match seq.next_element::<IgnoredAny>()? {
+                    None => Ok(entries),
+                    Some(_) => Err(de::Error::custom(format!("more than {MAX_ENTRIES} entries"))),
+                };
+            }
+            match seq.next_element::<TraceEntry>() {
+                Ok(Some(entry)) => entries.push(entry),
+                Ok(None) => return Ok(entries),
+                Err(error) => return Err(de::Error::custom(format!("entry {position}: {error}"))),
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Trace {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Self { entries: deserializer.deserialize_seq(EntriesVisitor)? })
+    }
+}
+
+struct DocumentVisitor;
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = TraceDocument;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a list of trace entries or {\"entries\": [...], \"seal\": {...}}")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Ok(TraceDocument { trace: Trace { entries: EntriesVisitor.visit_seq(seq)? }, seal: None })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut trace: Option<Trace> = None;
+        let mut seal: Option<Seal> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "entries" if trace.is_none() => trace = Some(map.next_value()?),
+                "seal" if seal.is_none() => {
+                    seal =
+                        Some(map.next_value().map_err(|error| de::Error::custom(format!("seal: {error}")))?)
+                }
+                "entries" | "seal" => return Err(de::Error::custom(format!("duplicate field `{key}`"))),
+                other => return Err(de::Error::custom(format!("unknown field `{other}`"))),
+            }
+        }
+        let trace = trace.ok_or_else(|| de::Error::custom("missing field `entries`"))?;
+        Ok(TraceDocument { trace, seal })
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceDocument {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DocumentVisitor)
+    }
+}
 
 impl TraceEntry {
     /// An entry of `kind` at `sequence` with every optional field empty.
@@ -98,8 +198,10 @@ impl TraceEntry {
         }
     }
 
-    fn check_shape(&self, index: usize) -> Result<(), TraceError> {
-        let at = |what: &str| TraceError(format!("entry {index}: {what}"));
+    /// `position` is the entry's 1-based place in the trace, as in the
+    /// validator's reasons.
+    fn check_shape(&self, position: usize) -> Result<(), TraceError> {
+        let at = |what: &str| TraceError(format!("entry {position}: {what}"));
         let has = |present: bool, field: &str| {
             if present { Ok(()) } else { Err(at(&format!("`{field}` is required"))) }
         };
@@ -148,28 +250,80 @@ impl TraceEntry {
 }
 
 impl Trace {
-    /// Parse a trace document (a JSON array of entries) and check each
-    /// entry has the fields its kind needs. Contract violations inside a
-    /// well-formed trace (a bad sequence, an invalid envelope) are left to
+    /// Parse a trace document (a JSON array of entries, or a signed
+    /// `{"entries", "seal"}` object whose seal is ignored here) and check
+    /// each entry has the fields its kind needs. Contract violations inside
+    /// a well-formed trace (a bad sequence, an invalid envelope) are left to
     /// the validator, which reports them as rule failures.
     pub fn parse(value: &Value) -> Result<Self, TraceError> {
-        let trace: Self =
-            serde_json::from_value(value.clone()).map_err(|error| TraceError(error.to_string()))?;
-        for (index, entry) in trace.entries.iter().enumerate() {
-            entry.check_shape(index)?;
-        }
-        Ok(trace)
+        TraceDocument::parse(value).map(|document| document.trace)
     }
 
-    /// Parse trace JSON text.
+    /// Parse trace JSON text, as [`Trace::parse`].
     pub fn parse_str(text: &str) -> Result<Self, TraceError> {
-        let value: Value = serde_json::from_str(text).map_err(|error| TraceError(error.to_string()))?;
-        Self::parse(&value)
+        TraceDocument::parse_str(text).map(|document| document.trace)
+    }
+
+    fn check_shapes(&self) -> Result<(), TraceError> {
+        for (index, entry) in self.entries.iter().enumerate() {
+            entry.check_shape(index + 1)?;
+        }
+        Ok(())
     }
 
     /// The trace as JSON.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Text that is not JSON says so; JSON of the wrong shape says what is wrong.
+fn json_error(error: serde_json::Error) -> TraceError {
+    match error.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            TraceError(format!("not JSON: {error}"))
+        }
+        _ => TraceError(error.to_string()),
+    }
+}
+
+impl TraceDocument {
+    fn checked(self) -> Result<Self, TraceError> {
+        self.trace.check_shapes()?;
+        Ok(self)
+    }
+
+    /// From a parsed JSON value, read in place (no copy of the value).
+    pub fn parse(value: &Value) -> Result<Self, TraceError> {
+        Self::deserialize(value).map_err(|error| TraceError(error.to_string()))?.checked()
+    }
+
+    /// From JSON text.
+    pub fn parse_str(text: &str) -> Result<Self, TraceError> {
+        serde_json::from_str::<Self>(text).map_err(json_error)?.checked()
+    }
+
+    /// Straight from a reader, without holding the text or an intermediate
+    /// JSON value. Bound the reader: this reads until the document ends
+    /// (a reader's error ends the parse with that error's text).
+    pub fn from_reader(reader: impl Read) -> Result<Self, TraceError> {
+        serde_json::from_reader::<_, Self>(reader).map_err(json_error)?.checked()
+    }
+
+    /// Check the seal signs exactly these entries with `trusted`.
+    pub fn verify(&self, trusted: &PublicKey) -> Result<(), Unverified> {
+        signing::verify(&self.trace, self.seal.as_ref(), trusted)
+    }
+
+    /// `{"entries": [...], "seal": {...}}`, or the bare list when unsigned.
+    pub fn to_value(&self) -> Value {
+        match &self.seal {
+            Some(seal) => serde_json::json!({
+                "entries": self.trace.to_value(),
+                "seal": serde_json::to_value(seal).unwrap_or(Value::Null),
+            }),
+            None => self.trace.to_value(),
+        }
     }
 }
 
@@ -204,5 +358,53 @@ mod tests {
         ] {
             assert!(Trace::parse(&value).is_err(), "{value}");
         }
+    }
+
+    #[test]
+    fn shape_errors_number_entries_from_one() {
+        let activation = json!({"sequence": 1, "kind": "skill_activation", "skill": "s", "sha256": "h"});
+        let no_duration = json!({"sequence": 2, "kind": "tool_call", "name": "t", "args": {}, "attempt": 1,
+            "response": {}, "receipts": []});
+        let error = Trace::parse(&json!([activation, no_duration])).unwrap_err().to_string();
+        assert!(error.contains("entry 2: `durationMs` is required"), "{error}");
+        let unknown_field =
+            json!({"sequence": 3, "kind": "skill_activation", "skill": "s", "sha256": "h", "x": 1});
+        let error =
+            Trace::parse_str(&json!([activation, activation, unknown_field]).to_string()).unwrap_err();
+        assert!(error.to_string().contains("entry 3: unknown field `x`"), "{error}");
+        let error = Trace::parse(&json!([activation])).map(|trace| trace.entries.len());
+        assert_eq!(error, Ok(1));
+    }
+
+    #[test]
+    fn signed_and_bare_documents_read_alike_and_entries_are_capped() {
+        let activation = json!({"sequence": 1, "kind": "skill_activation", "skill": "s", "sha256": "h"});
+        let bare = TraceDocument::parse(&json!([activation])).unwrap();
+        assert_eq!(bare.seal, None);
+        assert_eq!(bare.to_value(), json!([activation]));
+        let signer = crate::liaison::signing::TraceSigner::from_seed([1; 32]);
+        let signed = TraceDocument { seal: Some(signer.seal(&bare.trace)), ..bare.clone() };
+        let reread = TraceDocument::from_reader(signed.to_value().to_string().as_bytes()).unwrap();
+        assert_eq!(reread, signed);
+        assert_eq!(Trace::parse(&signed.to_value()).unwrap(), bare.trace);
+        for (document, needle) in [
+            (json!({"entries": [], "extra": 1}), "unknown field `extra`"),
+            (json!({"seal": null}), "seal"),
+            (json!({}), "missing field `entries`"),
+            (json!({"entries": [], "seal": {"algorithm": "ed25519"}}), "seal: missing field"),
+        ] {
+            let error = TraceDocument::parse(&document).unwrap_err().to_string();
+            assert!(error.contains(needle), "{document}: {error}");
+        }
+        let duplicate = r#"{"entries": [], "entries": []}"#;
+        assert!(TraceDocument::parse_str(duplicate).unwrap_err().to_string().contains("duplicate field"));
+        let at_cap = Value::Array(vec![activation.clone(); MAX_ENTRIES]);
+        assert_eq!(
+            TraceDocument::parse(&at_cap).map(|document| document.trace.entries.len()),
+            Ok(MAX_ENTRIES)
+        );
+        let over = Value::Array(vec![activation; MAX_ENTRIES + 1]);
+        let error = TraceDocument::from_reader(over.to_string().as_bytes()).unwrap_err().to_string();
+        assert!(error.contains(&format!("more than {MAX_ENTRIES} entries")), "{error}");
     }
 }

@@ -5,6 +5,9 @@
 //! first that fails, as a [`Verdict`] with a stable [`RuleCode`] and a
 //! one-line reason:
 //!
+//! First, for a trace read from outside ([`validate_received`]) in
+//! [`Mode::Submission`]: `trace_unverified`, its seal does not verify with
+//! the trusted key. Then:
 //! 0. `answer_schema`: the answer is not a valid [`Answer`].
 //! 1. `skill_not_activated`, `skill_mismatch`: entry 1 activates the
 //!    answer's skill, the skill is loaded and has the recorded hash, and no
@@ -103,6 +106,8 @@ macro_rules! rule_codes {
 }
 
 rule_codes! {
+    /// Submission mode only: the trace is not signed by the trusted host key, or was changed after signing.
+    TraceUnverified => "trace_unverified",
     /// The answer is not a valid answer document.
     AnswerSchema => "answer_schema",
     /// The trace does not start with a skill activation.
@@ -214,6 +219,27 @@ pub fn validate(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) ->
     match check_all(trace, answer, skills, mode) {
         Ok(()) => Verdict::accept(),
         Err(Rejection { rule, reason }) => Verdict::reject(rule, reason),
+    }
+}
+
+/// [`validate`] for a trace that came from outside this process, given the
+/// outcome of checking its seal (see `liaison::signing`). In
+/// [`Mode::Submission`] an unverified trace is rejected first, with
+/// `trace_unverified`: none of its entries can be believed, whatever the
+/// answer. In [`Mode::Review`] the outcome does not change the verdict, so
+/// hand-written and edited traces can still be checked rule by rule.
+pub fn validate_received<E: fmt::Display>(
+    trace: &Trace,
+    verification: Result<(), E>,
+    answer: &Value,
+    skills: &SkillSet,
+    mode: Mode,
+) -> Verdict {
+    match verification {
+        Err(reason) if mode == Mode::Submission => {
+            Verdict::reject(RuleCode::TraceUnverified, reason.to_string())
+        }
+        _ => validate(trace, answer, skills, mode),
     }
 }
 
@@ -835,7 +861,7 @@ mod tests {
 
     #[test]
     fn rule_codes_round_trip_and_are_unique() {
-        assert_eq!(RuleCode::ALL.len(), 24);
+        assert_eq!(RuleCode::ALL.len(), 25);
         for rule in RuleCode::ALL {
             assert_eq!(RuleCode::parse(rule.as_str()), Some(*rule));
             assert_eq!(rule.as_str().parse::<RuleCode>(), Ok(*rule));
@@ -844,7 +870,7 @@ mod tests {
         let mut codes: Vec<&str> = RuleCode::ALL.iter().map(|rule| rule.as_str()).collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), 24);
+        assert_eq!(codes.len(), RuleCode::ALL.len());
         assert_eq!("nope".parse::<RuleCode>(), Err(UnknownRuleCode("nope".into())));
         assert_eq!(RuleCode::parse("Answer_Schema"), None);
     }
