@@ -2,8 +2,8 @@
 //! the embedded SQLite store, the internal HTTP API on a loopback server,
 //! and mock fixtures.
 
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::WorkspaceSource;
+use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::http::HttpSource;
 use harmonia_host::capability::workspace::memory::MemorySource;
 use harmonia_host::capability::workspace::{mock, sqlite};
@@ -474,7 +474,8 @@ fn workspace_plugin_never_receives_job_secrets() {
     ];
     for (source, host) in hosts {
         let data = echoed(&host, "job-42");
-        let received = data["received"].as_str().unwrap_or_else(|| panic!("{source}: nothing received: {data}"));
+        let received =
+            data["received"].as_str().unwrap_or_else(|| panic!("{source}: nothing received: {data}"));
         for secret in [
             "DRAFT TEXT",
             "TRANSCRIPT",
@@ -511,7 +512,7 @@ fn job_ids_dot_and_dot_dot_are_invalid_and_never_requested() {
     let source: Arc<dyn WorkspaceSource> =
         Arc::new(HttpSource::with_token(&config, Arc::new(|| Some("token-1".to_owned()))).unwrap());
     let host = echo_host(HostConfig::default(), Some(source));
-    let invalid = error("invalid_job_id", "validation", "The job id is not a valid id.", false);
+    let invalid = error("invalid_job_id", "validation", "The job id is empty.", false);
     for id in [".", "..", " .. ", "\t.\n"] {
         let input = json!({"job_id": id}).to_string();
         assert_eq!(call(&host, "get_job_status", &input, &context()), invalid, "{id:?}");
@@ -659,7 +660,12 @@ fn sqlite_reads_never_mix_two_imports() {
     for reader in readers {
         let (reads, torn, failed) = reader.join().unwrap();
         assert!(reads > 0);
-        assert!(torn.is_empty(), "{} of {reads} reads mixed two imports: {:?}", torn.len(), &torn[..torn.len().min(3)]);
+        assert!(
+            torn.is_empty(),
+            "{} of {reads} reads mixed two imports: {:?}",
+            torn.len(),
+            &torn[..torn.len().min(3)]
+        );
         assert_eq!(failed, 0, "a read failed while an import ran ({reads} succeeded)");
     }
 }

@@ -310,11 +310,7 @@ fn garbage_files_get_one_line_and_no_panic() {
         "not a valid WebAssembly component",
     );
     assert_one_line_failure(&run(&mut harmonia(&["inspect", path])), 1, "not a valid WebAssembly component");
-    assert_one_line_failure(
-        &run(&mut harmonia(&["workspace", "import", path])),
-        2,
-        "is not JSON",
-    );
+    assert_one_line_failure(&run(&mut harmonia(&["workspace", "import", path])), 2, "is not JSON");
     assert_one_line_failure(&run(&mut harmonia(&["tools", "--config", path])), 1, "cannot read config");
     assert_one_line_failure(
         &run(&mut harmonia(&["call", "x", "--plugin", "/no/such.wasm"])),

@@ -13,15 +13,18 @@ pub fn run(command: WorkspaceCommand) -> Result<ExitCode> {
     match command {
         WorkspaceCommand::Import { file, db, config } => {
             let config = load_config(config.as_deref())?;
-            let reader = std::fs::File::open(&file)
-                .map_err(|error| UsageError(format!("cannot read workspace file {}: {error}", file.display())))?;
+            let reader = std::fs::File::open(&file).map_err(|error| {
+                UsageError(format!("cannot read workspace file {}: {error}", file.display()))
+            })?;
             let db = db.unwrap_or(config.workspace.path);
             let summary = match sqlite::import_reader(&db, BufReader::with_capacity(1 << 16, reader)) {
                 Ok(summary) => summary,
                 Err(ImportError::Document(error)) => {
                     return Err(UsageError(format!("{} refused: {error}", file.display())).into());
                 }
-                Err(error) => return Err(error).with_context(|| format!("cannot import into {}", db.display())),
+                Err(error) => {
+                    return Err(error).with_context(|| format!("cannot import into {}", db.display()));
+                }
             };
             println!(
                 "imported workspace {} into {}: {} posts ({} measured), {} jobs",

@@ -39,9 +39,6 @@ pub fn descriptor() -> Descriptor {
     }
 }
 
-/// The message of `invalid_job_id` for the ids `.` and `..`.
-pub const DOT_ID_MESSAGE: &str = "The job id is not a valid id.";
-
 /// Run the tool on `input` against `workspace`.
 pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
     let input = Input::parse(input, &["job_id"])?;
@@ -50,7 +47,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
         return Err(ToolError::invalid_job_id());
     }
     if job_id == "." || job_id == ".." {
-        return Err(ToolError::from_spec(&INVALID_JOB_ID, DOT_ID_MESSAGE));
+        return Err(ToolError::invalid_job_id());
     }
     let document = workspace.job(job_id).map_err(|error| match error {
         ReadError::NotFound => ToolError::job_not_found(),
@@ -108,7 +105,7 @@ mod tests {
         assert_eq!(run(&workspace(), r#"{"job_id": " "}"#), Err(ToolError::invalid_job_id()));
         for id in [".", " .. "] {
             let input = json!({"job_id": id}).to_string();
-            assert_eq!(run(&workspace(), &input), Err(ToolError::from_spec(&INVALID_JOB_ID, DOT_ID_MESSAGE)));
+            assert_eq!(run(&workspace(), &input), Err(ToolError::invalid_job_id()));
         }
         assert_eq!(run(&workspace(), r#"{"job_id": 3}"#), Err(ToolError::invalid_input()));
         assert_eq!(run(&workspace(), r#"{}"#), Err(ToolError::invalid_input()));

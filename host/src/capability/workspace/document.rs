@@ -443,7 +443,14 @@ impl<'de, S: DocumentSink> Visitor<'de> for Root<'_, '_, S> {
         formatter.write_str("a workspace document object")
     }
 
-    refuse_other_types!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_unit());
+    refuse_other_types!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_unit()
+    );
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<DocumentHead, A::Error> {
         self.visit_unit()
@@ -481,12 +488,15 @@ impl<'de, S: DocumentSink> Visitor<'de> for Root<'_, '_, S> {
                     let value = reading.value(&mut map, &path)?;
                     feed = Some(reading.check(parse_feed(Some(&value)))?);
                 }
-                "posts" => map.next_value_seed(Records { reading: &mut *reading, kind: RecordKind::Posts })?,
+                "posts" => {
+                    map.next_value_seed(Records { reading: &mut *reading, kind: RecordKind::Posts })?
+                }
                 _ => map.next_value_seed(Records { reading: &mut *reading, kind: RecordKind::Jobs })?,
             }
             seen.push(key);
         }
-        let workspace_id = reading.check(identifier(workspace_id.map(Value::String).as_ref(), "$.workspaceId"))?;
+        let workspace_id =
+            reading.check(identifier(workspace_id.map(Value::String).as_ref(), "$.workspaceId"))?;
         let feed = match feed {
             Some(feed) => feed,
             None => reading.check(parse_feed(None))?,
@@ -537,7 +547,14 @@ impl<'de, S: DocumentSink> Visitor<'de> for Records<'_, '_, S> {
         formatter.write_str("a list")
     }
 
-    refuse_other_types!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_unit());
+    refuse_other_types!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_unit()
+    );
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
         self.visit_unit()
@@ -653,7 +670,9 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let inner = self.nested()?;
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Bounded { depth: inner.depth, too_deep: inner.too_deep })? {
+        while let Some(item) =
+            seq.next_element_seed(Bounded { depth: inner.depth, too_deep: inner.too_deep })?
+        {
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -738,7 +757,8 @@ mod tests {
 
     #[test]
     fn likes_above_the_stored_range_are_refused_not_clamped() {
-        let largest = format!(r#"{{"workspaceId": "w", "posts": [{{"postId": "p", "likes": {MAX_LIKES}}}]}}"#);
+        let largest =
+            format!(r#"{{"workspaceId": "w", "posts": [{{"postId": "p", "likes": {MAX_LIKES}}}]}}"#);
         assert_eq!(WorkspaceDocument::parse(&largest).unwrap().posts[0].likes, Some(MAX_LIKES));
         for likes in [MAX_LIKES + 1, u64::MAX] {
             let text = format!(r#"{{"workspaceId": "w", "posts": [{{"postId": "p", "likes": {likes}}}]}}"#);
@@ -754,11 +774,19 @@ mod tests {
             (r#"{"workspaceId": " w"}"#, "$.workspaceId"),
             (r#"{"workspaceId": "w", "posts": [{"postId": "p\n"}]}"#, "$.posts[0].postId"),
             (r#"{"workspaceId": "w", "jobs": [{"id": "\tjob-1"}]}"#, "$.jobs[0].id"),
-            (r#"{"workspaceId": "w", "feed": {"recentPublished": [{"postId": "p "}]}}"#, "$.feed.recentPublished[0].postId"),
+            (
+                r#"{"workspaceId": "w", "feed": {"recentPublished": [{"postId": "p "}]}}"#,
+                "$.feed.recentPublished[0].postId",
+            ),
         ] {
-            assert_eq!(rule_at(text), (path.to_owned(), "must not start or end with whitespace".to_owned()), "{text}");
+            assert_eq!(
+                rule_at(text),
+                (path.to_owned(), "must not start or end with whitespace".to_owned()),
+                "{text}"
+            );
         }
-        let inner = WorkspaceDocument::parse(r#"{"workspaceId": "w s", "posts": [{"postId": "a b"}]}"#).unwrap();
+        let inner =
+            WorkspaceDocument::parse(r#"{"workspaceId": "w s", "posts": [{"postId": "a b"}]}"#).unwrap();
         assert_eq!(inner.posts[0].post_id, "a b");
     }
 

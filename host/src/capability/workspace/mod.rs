@@ -147,12 +147,16 @@ pub fn guest_read(
         && is_reserved_job_id(id)
     {
         let target = format!("{}:{}", source.kind(), read.name());
-        return (Err(ReadFailure::NotFound), Receipt::new("workspace", target, "invalid_job_id", Instant::now()));
+        return (
+            Err(ReadFailure::NotFound),
+            Receipt::new("workspace", target, "invalid_job_id", Instant::now()),
+        );
     }
     let (result, receipt) = source.read(workspace, read, deadline);
     let result = match read {
         WorkspaceRead::Job(_) => result.and_then(|document| {
-            let body = harmonia_tool_common::job::summary_json(&document.body).ok_or(ReadFailure::Unavailable)?;
+            let body =
+                harmonia_tool_common::job::summary_json(&document.body).ok_or(ReadFailure::Unavailable)?;
             Ok(SourceDocument { body, updated_at: document.updated_at })
         }),
         WorkspaceRead::Engagement | WorkspaceRead::Feed => result,

@@ -320,7 +320,12 @@ fn replace_rows(transaction: &Transaction<'_>, head: &DocumentHead) -> rusqlite:
     transaction.execute("DELETE FROM jobs WHERE workspace_id = ?1", params![workspace])?;
     transaction.execute(
         "INSERT OR REPLACE INTO workspaces (id, updated_at, takeaways, feed) VALUES (?1, ?2, ?3, ?4)",
-        params![workspace, head.updated_at, head.takeaways.to_string(), Value::Object(head.feed.clone()).to_string()],
+        params![
+            workspace,
+            head.updated_at,
+            head.takeaways.to_string(),
+            Value::Object(head.feed.clone()).to_string()
+        ],
     )?;
     transaction.execute(
         "INSERT INTO posts (workspace_id, position, post_id, text, likes, published_at)
@@ -423,7 +428,8 @@ fn open_for_write(db: &Path) -> Result<Connection, ImportError> {
     let connection = Connection::open_with_flags(db, flags)?;
     // What SQLite opened must be the file checked (not one swapped in since).
     let checked = file.metadata().map_err(|source| ImportError::Io { path: db.to_owned(), source })?;
-    let opened = std::fs::symlink_metadata(db).map_err(|source| ImportError::Io { path: db.to_owned(), source })?;
+    let opened =
+        std::fs::symlink_metadata(db).map_err(|source| ImportError::Io { path: db.to_owned(), source })?;
     if (checked.dev(), checked.ino()) != (opened.dev(), opened.ino()) {
         return Err(unsafe_file(db, "it was replaced while being opened"));
     }
@@ -446,11 +452,7 @@ fn unsafe_file(db: &Path, reason: &str) -> ImportError {
 /// is narrowed to 0600.
 fn private_file(db: &Path) -> Result<File, ImportError> {
     let io = |source| ImportError::Io { path: db.to_owned(), source };
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(db);
+    let created = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(db);
     match created {
         Ok(file) => return Ok(file),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -518,10 +520,7 @@ mod tests {
         let scratch = Scratch::new();
         let (streamed, parsed) = (scratch.0.join("streamed.db"), scratch.0.join("parsed.db"));
         let summary = import_reader(&streamed, DOCUMENT.as_bytes()).unwrap();
-        assert_eq!(
-            summary,
-            ImportSummary { workspace_id: "w".into(), posts: 2, measured_posts: 1, jobs: 2 }
-        );
+        assert_eq!(summary, ImportSummary { workspace_id: "w".into(), posts: 2, measured_posts: 1, jobs: 2 });
         assert_eq!(import(&parsed, &WorkspaceDocument::parse(DOCUMENT).unwrap()).unwrap(), summary);
         for view in [WorkspaceRead::Engagement, WorkspaceRead::Feed, WorkspaceRead::Job("j1")] {
             assert_eq!(read(&streamed, view), read(&parsed, view), "{view:?}");
@@ -536,9 +535,15 @@ mod tests {
         import_reader(&db, DOCUMENT.as_bytes()).unwrap();
         let before = read(&db, WorkspaceRead::Engagement);
         for (text, path) in [
-            (r#"{"workspaceId": "w", "posts": [{"postId": "x"}, {"postId": "y"}, {"postId": "x"}]}"#, "$.posts[2].postId"),
+            (
+                r#"{"workspaceId": "w", "posts": [{"postId": "x"}, {"postId": "y"}, {"postId": "x"}]}"#,
+                "$.posts[2].postId",
+            ),
             (r#"{"workspaceId": "w", "jobs": [{"id": "j"}, {"id": "j"}]}"#, "$.jobs[1].id"),
-            (r#"{"workspaceId": "w", "posts": [{"postId": "z", "likes": 9223372036854775808}]}"#, "$.posts[0].likes"),
+            (
+                r#"{"workspaceId": "w", "posts": [{"postId": "z", "likes": 9223372036854775808}]}"#,
+                "$.posts[0].likes",
+            ),
         ] {
             match import_reader(&db, text.as_bytes()) {
                 Err(ImportError::Document(error)) => assert_eq!(error.path, path, "{text}"),
