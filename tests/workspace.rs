@@ -2,17 +2,21 @@
 //! the embedded SQLite store, the internal HTTP API on a loopback server,
 //! and mock fixtures.
 
+use harmonia_host::capability::workspace::WorkspaceSource;
 use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::http::HttpSource;
+use harmonia_host::capability::workspace::memory::MemorySource;
 use harmonia_host::capability::workspace::{mock, sqlite};
 use harmonia_host::config::{HostConfig, WorkspaceConfig, WorkspaceSourceKind};
 use harmonia_host::log::MemoryLog;
 use harmonia_host::time::rfc3339_utc;
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::expected_evidence_id;
+use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::{Loopback, Reply};
 use harmonia_testkit::tempdir::TempDir;
 use serde_json::{Value, json};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -424,4 +428,244 @@ fn a_missing_token_is_unauthorized_without_a_request() {
     let host = Host::builder(HostConfig::default()).workspace_source(Arc::new(source)).build().unwrap();
     assert_eq!(call(&host, "get_operator_feed", "{}", &context()), authorization_failed());
     assert!(server.requests().is_empty());
+}
+
+/// A host over `source` (or the configured one) with the job-echo test
+/// guest, a third-party workspace plugin that returns what `job` gave it.
+fn echo_host(config: HostConfig, source: Option<Arc<dyn WorkspaceSource>>) -> Host {
+    let mut builder = Host::builder(config).component_file(guest_path("testing-job-echo")).unwrap();
+    if let Some(source) = source {
+        builder = builder.workspace_source(source);
+    }
+    builder.build().unwrap()
+}
+
+/// What the job-echo guest received for `job_id`, checked to be a success.
+fn echoed(host: &Host, job_id: &str) -> Value {
+    let envelope = call(host, "testing_job_echo", &json!({"job_id": job_id}).to_string(), &context());
+    assert_eq!(envelope["status"], "success", "{envelope}");
+    envelope["data"].clone()
+}
+
+#[test]
+fn workspace_plugin_never_receives_job_secrets() {
+    let document = demo();
+    let server = Loopback::start();
+    server.route("/api/internal/job/job-42", Reply::Json(200, document["jobs"][0].to_string()));
+    let http_config = WorkspaceConfig {
+        source: WorkspaceSourceKind::Http,
+        base_url: Some(server.base_url()),
+        ..WorkspaceConfig::default()
+    };
+    let http: Arc<dyn WorkspaceSource> =
+        Arc::new(HttpSource::with_token(&http_config, Arc::new(|| Some("token-1".to_owned()))).unwrap());
+    let memory: Arc<dyn WorkspaceSource> =
+        Arc::new(MemorySource::new(WorkspaceDocument::from_value(&document).unwrap(), false));
+    let dir = TempDir::new("echo-sqlite");
+    let db = dir.path().join("harmonia.db");
+    sqlite::import(&db, &WorkspaceDocument::from_value(&document).unwrap()).unwrap();
+    let mut sqlite_config = HostConfig::default();
+    sqlite_config.workspace.path = db;
+    let hosts = [
+        ("sqlite", echo_host(sqlite_config, None)),
+        ("http", echo_host(HostConfig::default(), Some(http))),
+        ("memory", echo_host(HostConfig::default(), Some(memory))),
+        ("mock", echo_host(HostConfig { mock: true, ..HostConfig::default() }, None)),
+    ];
+    for (source, host) in hosts {
+        let data = echoed(&host, "job-42");
+        let received =
+            data["received"].as_str().unwrap_or_else(|| panic!("{source}: nothing received: {data}"));
+        for secret in [
+            "DRAFT TEXT",
+            "TRANSCRIPT",
+            "PROMPT",
+            "tok_live_do_not_leak",
+            "accessToken",
+            "transcript",
+            "prompt",
+            "drafts",
+            "payload",
+            "notes",
+        ] {
+            assert!(!received.contains(secret), "{source}: the plugin received {secret}: {received}");
+        }
+        // The plugin sees exactly what the built-in tool returns as the job.
+        let builtin = call(&host, "get_job_status", r#"{"job_id": "job-42"}"#, &context());
+        let received: Value = serde_json::from_str(received).unwrap();
+        assert_eq!(received, builtin["data"]["job"], "{source}");
+        assert_eq!(received["draftCount"], 2, "{source}");
+    }
+    assert!(server.requests().iter().all(|request| request.target == "/api/internal/job/job-42"));
+}
+
+#[test]
+fn job_ids_dot_and_dot_dot_are_invalid_and_never_requested() {
+    let server = Loopback::start();
+    server.route("/api/internal/job", Reply::Json(200, demo()["jobs"][0].to_string()));
+    server.route("/api/internal", Reply::Json(200, demo()["jobs"][0].to_string()));
+    let config = WorkspaceConfig {
+        source: WorkspaceSourceKind::Http,
+        base_url: Some(server.base_url()),
+        ..WorkspaceConfig::default()
+    };
+    let source: Arc<dyn WorkspaceSource> =
+        Arc::new(HttpSource::with_token(&config, Arc::new(|| Some("token-1".to_owned()))).unwrap());
+    let host = echo_host(HostConfig::default(), Some(source));
+    let invalid = error("invalid_job_id", "validation", "The job id is empty.", false);
+    for id in [".", "..", " .. ", "\t.\n"] {
+        let input = json!({"job_id": id}).to_string();
+        assert_eq!(call(&host, "get_job_status", &input, &context()), invalid, "{id:?}");
+        // A third-party plugin asking for them gets not-found, without a request.
+        assert_eq!(echoed(&host, id.trim()), json!({"readError": "not_found"}), "{id:?}");
+    }
+    let targets: Vec<String> = server.requests().into_iter().map(|request| request.target).collect();
+    assert!(targets.is_empty(), "requests were made: {targets:?}");
+}
+
+#[test]
+fn a_token_with_a_line_break_is_refused_without_a_request() {
+    let server = Loopback::start();
+    server.route("/api/internal/proactive-feed", Reply::Json(200, demo()["feed"].to_string()));
+    let config = WorkspaceConfig {
+        source: WorkspaceSourceKind::Http,
+        base_url: Some(server.base_url()),
+        ..WorkspaceConfig::default()
+    };
+    for token in ["token\r\nx-injected: 1", "token\n", "tok\u{0}en"] {
+        let source = HttpSource::with_token(&config, Arc::new(move || Some(token.to_owned()))).unwrap();
+        let host = Host::builder(HostConfig::default()).workspace_source(Arc::new(source)).build().unwrap();
+        let envelope = call(&host, "get_operator_feed", "{}", &context());
+        assert_eq!(envelope, authorization_failed(), "{token:?}");
+        assert_eq!(envelope["error"]["retryable"], false);
+    }
+    assert!(server.requests().is_empty());
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn workspace_import_creates_the_database_owner_only() {
+    let dir = TempDir::new("import-mode");
+    let document = WorkspaceDocument::from_value(&demo()).unwrap();
+    // A new database is 0600, from creation on.
+    let db = dir.path().join("new.db");
+    sqlite::import(&db, &document).unwrap();
+    assert_eq!(mode(&db), 0o600);
+    for suffix in ["-wal", "-shm"] {
+        let side = dir.path().join(format!("new.db{suffix}"));
+        if side.exists() {
+            assert_eq!(mode(&side) & 0o077, 0, "{suffix}");
+        }
+    }
+    // The user's own world-readable database is narrowed to 0600.
+    let loose = dir.path().join("loose.db");
+    sqlite::import(&loose, &document).unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).unwrap();
+    sqlite::import(&loose, &document).unwrap();
+    assert_eq!(mode(&loose), 0o600);
+    // A symbolic link is never followed; its target stays as it was.
+    let target = dir.path().join("target.db");
+    std::fs::write(&target, b"not yours").unwrap();
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let refused = sqlite::import(&link, &document).unwrap_err().to_string();
+    assert!(refused.contains("symbolic link"), "{refused}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"not yours");
+    // Not a regular file: refused at once (a FIFO would otherwise block).
+    let fifo = dir.path().join("fifo.db");
+    if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|status| status.success()) {
+        let refused = sqlite::import(&fifo, &document).unwrap_err().to_string();
+        assert!(refused.contains("not a regular file"), "{refused}");
+    } else {
+        eprintln!("skipped the FIFO case: mkfifo is not available");
+    }
+    // Another user's database is refused (needs root to hand a file away).
+    let theirs = dir.path().join("theirs.db");
+    sqlite::import(&theirs, &document).unwrap();
+    let me = std::fs::metadata(&theirs).unwrap().uid();
+    if me == 0 {
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let before = std::fs::read(&theirs).unwrap();
+        let refused = sqlite::import(&theirs, &document).unwrap_err().to_string();
+        assert!(refused.contains("another user"), "{refused}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), before);
+    } else {
+        eprintln!("skipped the other-user case: not running as root, cannot hand a file to another user");
+    }
+}
+
+/// A document whose every post id and `takeaways.topPostId` start with
+/// `tag`: a read mixing two imports shows two tags.
+fn tagged_document(tag: &str, posts: usize) -> WorkspaceDocument {
+    let posts: Vec<Value> = (0..posts)
+        .map(|index| post(&format!("{tag}-{index}"), Some(index as u64), Some("2026-11-02T10:00:00Z")))
+        .collect();
+    WorkspaceDocument::from_value(&json!({"workspaceId": "ws_demo", "posts": posts,
+        "takeaways": {"topPostId": format!("{tag}-7")}}))
+    .unwrap()
+}
+
+#[test]
+fn sqlite_reads_never_mix_two_imports() {
+    use harmonia_host::capability::workspace::WorkspaceRead;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = TempDir::new("torn");
+    let db = dir.path().join("harmonia.db");
+    let documents = [tagged_document("a", 300), tagged_document("b", 200)];
+    sqlite::import(&db, &documents[0]).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (db, done) = (db.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let source = sqlite::SqliteSource::new(db);
+                let (mut reads, mut torn, mut failed) = (0u32, Vec::new(), 0u32);
+                loop {
+                    let last = done.load(Ordering::SeqCst);
+                    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                    let (result, _) = source.read("ws_demo", WorkspaceRead::Engagement, deadline);
+                    let Ok(document) = result else {
+                        failed += 1;
+                        if last {
+                            break;
+                        }
+                        continue;
+                    };
+                    reads += 1;
+                    let body: Value = serde_json::from_str(&document.body).unwrap();
+                    let top = body["takeaways"]["topPostId"].as_str().unwrap().to_owned();
+                    let tag = &top[..1];
+                    let posts = body["posts"].as_array().unwrap();
+                    let expected = if tag == "a" { 300 } else { 200 };
+                    let mixed = posts.len() != expected
+                        || posts.iter().any(|post| !post["postId"].as_str().unwrap().starts_with(tag));
+                    if mixed {
+                        torn.push(format!("top {top}, {} posts", posts.len()));
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                (reads, torn, failed)
+            })
+        })
+        .collect();
+    for round in 0..120 {
+        sqlite::import(&db, &documents[round % 2]).unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    for reader in readers {
+        let (reads, torn, failed) = reader.join().unwrap();
+        assert!(reads > 0);
+        assert!(
+            torn.is_empty(),
+            "{} of {reads} reads mixed two imports: {:?}",
+            torn.len(),
+            &torn[..torn.len().min(3)]
+        );
+        assert_eq!(failed, 0, "a read failed while an import ran ({reads} succeeded)");
+    }
 }

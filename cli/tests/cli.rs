@@ -248,6 +248,14 @@ fn the_http_source_reads_its_token_from_the_environment() {
     assert_eq!(request.headers["x-workspace-id"], "ws_9");
     let value = envelope(&run(harmonia(&args).env_remove("HARMONIA_TEST_TOKEN")));
     assert_eq!(value["error"]["code"], "authorization_failed");
+    // A token holding a line break is a configuration error, not an outage.
+    let requests = server.requests().len();
+    for token in ["secret\r\nx-injected: 1", "secret\n"] {
+        let output = run(harmonia(&args).env("HARMONIA_TEST_TOKEN", token));
+        assert_one_line_failure(&output, 1, "workspace.token_env");
+        assert!(!stderr(&output).contains("secret"), "the token is not printed");
+    }
+    assert_eq!(server.requests().len(), requests, "no request with a broken token");
 }
 
 #[test]
@@ -302,11 +310,7 @@ fn garbage_files_get_one_line_and_no_panic() {
         "not a valid WebAssembly component",
     );
     assert_one_line_failure(&run(&mut harmonia(&["inspect", path])), 1, "not a valid WebAssembly component");
-    assert_one_line_failure(
-        &run(&mut harmonia(&["workspace", "import", path])),
-        2,
-        "not contain valid UTF-8",
-    );
+    assert_one_line_failure(&run(&mut harmonia(&["workspace", "import", path])), 2, "is not JSON");
     assert_one_line_failure(&run(&mut harmonia(&["tools", "--config", path])), 1, "cannot read config");
     assert_one_line_failure(
         &run(&mut harmonia(&["call", "x", "--plugin", "/no/such.wasm"])),

@@ -12,7 +12,7 @@
 #![allow(missing_docs)]
 
 use crate::capability::public_web::{PublicWebSource, WebFailure};
-use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource};
+use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource, guest_read};
 use crate::capability::{Receipt, remaining};
 use crate::limits::{CallLimiter, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES};
 use crate::wasi::{BoundedIo, BoundedWaits, CapturedStdio};
@@ -132,7 +132,7 @@ impl CallState {
             self.record(receipt, false, false);
             return Err(workspace::ReadError::Unauthorized);
         };
-        let (result, receipt) = source.read(&workspace_id, read, self.deadline);
+        let (result, receipt) = guest_read(&*source, &workspace_id, read, self.deadline);
         let timed_out = matches!(result, Err(ReadFailure::TimedOut)) || remaining(self.deadline).is_none();
         self.record(receipt, source.is_mock(), timed_out);
         self.successful_reads += usize::from(result.is_ok());

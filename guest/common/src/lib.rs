@@ -4,7 +4,9 @@
 //! - [`time`]: strict RFC 3339 parsing into UTC seconds.
 //! - [`hn`]: Hacker News search hits into trend signals and evidence.
 //! - [`posts`]: the workspace's measured posts.
+//! - [`job`]: the redacted summary of a stored job.
 
 pub mod hn;
+pub mod job;
 pub mod posts;
 pub mod time;

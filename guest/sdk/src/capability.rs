@@ -69,7 +69,8 @@ pub trait Workspace {
     fn engagement(&self) -> Result<String, ReadError>;
     /// The operator feed.
     fn feed(&self) -> Result<FeedRead, ReadError>;
-    /// One stored job document, as JSON text.
+    /// The redacted summary of one stored job (never the stored document),
+    /// as JSON text.
     fn job(&self, id: &str) -> Result<String, ReadError>;
 }
 

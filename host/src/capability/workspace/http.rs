@@ -4,7 +4,9 @@
 //! and `GET {base}/api/internal/job/{id}` (id percent-encoded as one path
 //! segment), each with `Authorization: Bearer <token>` (the token read from
 //! the environment variable the config names, at each read) and
-//! `x-workspace-id`. Statuses map as CONTRACT.md §3: 401/403 unauthorized,
+//! `x-workspace-id`. A token holding a control character (CR, LF, ...) is
+//! a configuration error at start and an unauthorized read (no request)
+//! later; the ids `.` and `..` are not found without a request. Statuses map as CONTRACT.md §3: 401/403 unauthorized,
 //! 404 on a job not found, other 4xx except 429 rejected, 429 and 5xx
 //! unavailable. Bodies of failures are dropped unread beyond the cap and
 //! never passed on. The feed's freshness comes from the body's top-level
@@ -38,8 +40,21 @@ impl std::fmt::Debug for HttpSource {
 impl HttpSource {
     /// Build from the config (`base_url` required), reading the token from
     /// the environment variable `token_env` names.
+    ///
+    /// A token that holds a control character (CR, LF, ...) is a
+    /// configuration error here, and a later read that finds one is refused
+    /// as unauthorized without a request: it could never be sent as one
+    /// header line.
     pub fn new(config: &WorkspaceConfig) -> Result<Self, ConfigError> {
         let variable = config.token_env.clone();
+        if let Ok(token) = std::env::var(&variable)
+            && !is_sendable_token(&token)
+        {
+            return Err(ConfigError::Invalid(format!(
+                "the token in ${variable} (workspace.token_env) holds a control character such as CR or LF; \
+                 a bearer token is one line"
+            )));
+        }
         Self::with_token(config, Arc::new(move || std::env::var(&variable).ok()))
     }
 
@@ -74,6 +89,12 @@ impl HttpSource {
     }
 }
 
+/// True when `token` can be sent as one header line: no control character
+/// (a CR or LF would end the header; the HTTP client would refuse it).
+pub fn is_sendable_token(token: &str) -> bool {
+    !token.chars().any(char::is_control)
+}
+
 fn status_failure(status: u16, read: WorkspaceRead<'_>) -> ReadFailure {
     match status {
         401 | 403 => ReadFailure::Unauthorized,
@@ -104,10 +125,18 @@ impl WorkspaceSource for HttpSource {
         let url = self.url(read);
         let target = format!("http:GET {}", url.path());
         let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
+        if let WorkspaceRead::Job(id) = read
+            && super::is_reserved_job_id(id)
+        {
+            return (Err(ReadFailure::NotFound), receipt("invalid_job_id"));
+        }
         let token = match (self.token)() {
             Some(token) if !token.is_empty() => token,
             _ => return (Err(ReadFailure::Unauthorized), receipt("no_token")),
         };
+        if !is_sendable_token(&token) {
+            return (Err(ReadFailure::Unauthorized), receipt("invalid_token"));
+        }
         if remaining(deadline).is_none() {
             return (Err(ReadFailure::TimedOut), receipt("timed_out"));
         }
@@ -157,6 +186,16 @@ mod tests {
         assert_eq!(status_failure(500, job), ReadFailure::Unavailable);
         assert_eq!(status_failure(503, job), ReadFailure::Unavailable);
         assert_eq!(status_failure(302, job), ReadFailure::Unavailable);
+    }
+
+    #[test]
+    fn tokens_with_control_characters_are_not_sendable() {
+        for token in ["tok\r\nx-injected: 1", "tok\n", "\rtok", "t\u{0}k", "t\u{7f}k"] {
+            assert!(!is_sendable_token(token), "{token:?}");
+        }
+        for token in ["tok_live_123", "a.b-c~d+e/f==", "with space"] {
+            assert!(is_sendable_token(token), "{token:?}");
+        }
     }
 
     #[test]

@@ -10,6 +10,12 @@
 //!
 //! [`document`] is the workspace JSON document that `harmonia workspace
 //! import` loads and the mock source serves.
+//!
+//! Guests read through [`guest_read`], never a source directly: whatever the
+//! source, a job read hands the guest only the job's redacted summary
+//! ([`harmonia_tool_common::job`]), so drafts, transcripts, prompts and
+//! tokens never reach any plugin; and the job ids `.` and `..`, which no
+//! path segment can carry, are refused before any source is asked.
 
 pub mod document;
 pub mod http;
@@ -118,6 +124,44 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
         read: WorkspaceRead<'_>,
         deadline: Instant,
     ) -> (Result<SourceDocument, ReadFailure>, Receipt);
+}
+
+/// Job ids no source is asked for: a URL library drops them as path
+/// segments (the request would go to the collection), and import refuses
+/// them.
+pub fn is_reserved_job_id(id: &str) -> bool {
+    matches!(id, "." | "..")
+}
+
+/// One read for a guest: the source's answer, with a job replaced by its
+/// redacted summary (a stored job that is not a JSON object reads as
+/// unavailable), and a reserved job id (`.`, `..`) answered as not found
+/// without asking the source.
+pub fn guest_read(
+    source: &dyn WorkspaceSource,
+    workspace: &str,
+    read: WorkspaceRead<'_>,
+    deadline: Instant,
+) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+    if let WorkspaceRead::Job(id) = read
+        && is_reserved_job_id(id)
+    {
+        let target = format!("{}:{}", source.kind(), read.name());
+        return (
+            Err(ReadFailure::NotFound),
+            Receipt::new("workspace", target, "invalid_job_id", Instant::now()),
+        );
+    }
+    let (result, receipt) = source.read(workspace, read, deadline);
+    let result = match read {
+        WorkspaceRead::Job(_) => result.and_then(|document| {
+            let body =
+                harmonia_tool_common::job::summary_json(&document.body).ok_or(ReadFailure::Unavailable)?;
+            Ok(SourceDocument { body, updated_at: document.updated_at })
+        }),
+        WorkspaceRead::Engagement | WorkspaceRead::Feed => result,
+    };
+    (result, receipt)
 }
 
 /// The source the config names.
