@@ -283,6 +283,7 @@ fn a_forged_record_claim_in_mock_mode_is_rejected_for_submission() {
             "hostile_forged_evidence",
             &json!({"read": true, "source": "harmonia_job", "reference": "job-42"}),
         )
+        .expect("within the session's bounds")
         .to_value();
     let id = envelope["evidence"][0]["evidenceId"].as_str().expect("evidence").to_owned();
     let answer = json!({"status": "success", "answer": format!("job-42 was found ({id})."),

@@ -255,7 +255,7 @@ fn the_rust_session_emits_signed_traces() {
     assert_eq!(liaison.trace_public_key().unwrap(), key);
     let mut session = liaison.session(CallContext::for_workspace("ws_demo"));
     session.activate("job-status").unwrap();
-    session.call("get_job_status", &json!({"job_id": "job-42"}));
+    session.call("get_job_status", &json!({"job_id": "job-42"})).expect("within the session's bounds");
     let document = session.signed_trace().unwrap();
     assert_eq!(document.trace, *session.trace());
     assert_eq!(document.verify(&key), Ok(()));
@@ -263,7 +263,7 @@ fn the_rust_session_emits_signed_traces() {
     let reread = TraceDocument::parse_str(&document.to_value().to_string()).unwrap();
     assert_eq!(reread.verify(&key), Ok(()));
     // A later call needs a new signed trace; the old one still verifies alone.
-    session.call("get_job_status", &json!({"job_id": "job-42"}));
+    session.call("get_job_status", &json!({"job_id": "job-42"})).expect("within the session's bounds");
     assert_eq!(document.verify(&key), Ok(()));
     let later = session.signed_trace().unwrap();
     assert_eq!(later.trace.entries.len(), 3);

@@ -31,9 +31,11 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// Bytes of each memory and table rewritten in place (not returned to the
-/// kernel) when a slot is reset: enough for a small guest's stack and data,
-/// so a trivial call takes no page faults, without memsetting megabytes.
-pub const KEEP_RESIDENT: usize = 1024 * 1024;
+/// kernel) when a slot is reset. The built-in guests put a 128 KiB shadow
+/// stack first (`guest/.cargo/config.toml`), so a small call's hot pages
+/// (stack top, data, heap start) fall inside this window and take no page
+/// fault on the next call; memsetting more costs more than it saves.
+pub const KEEP_RESIDENT: usize = 256 * 1024;
 
 /// Component instances kept beyond the call slots (for `describe` at load).
 const SPARE_INSTANCES: u32 = 8;
@@ -66,13 +68,8 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
             .max_unused_warm_slots(instances)
             // Never `Enabled::Auto`: the scan skips swapped-out pages, which
             // are then neither reset nor released (see the module doc).
-            .pagemap_scan(if std::env::var("HARMONIA_PAGEMAP").is_ok() { Enabled::Auto } else { Enabled::No })
-            .linear_memory_keep_resident(
-                std::env::var("HARMONIA_KEEP_RESIDENT")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(KEEP_RESIDENT),
-            )
+            .pagemap_scan(Enabled::No)
+            .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }

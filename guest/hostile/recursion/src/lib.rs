@@ -4,13 +4,17 @@
 
 use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
 
+/// A function pointer passed by value from frame to frame.
+#[derive(Clone, Copy)]
+struct Dive(fn(Dive, u64) -> u64);
+
 /// Calls itself through a function pointer the optimiser cannot see
-/// through, so every level is a real wasm call frame (and little of the
-/// guest's shadow stack in linear memory is used).
+/// through (laundered once, then passed along in a register), so every
+/// level is a real wasm call frame and none touches the guest's shadow
+/// stack in linear memory: the host's wasm stack limit is what overflows.
 #[inline(never)]
-fn dive(depth: u64) -> u64 {
-    let next: fn(u64) -> u64 = std::hint::black_box(dive);
-    next(depth + 1).wrapping_mul(3).wrapping_add(depth)
+fn dive(next: Dive, depth: u64) -> u64 {
+    (next.0)(next, depth + 1).wrapping_mul(3).wrapping_add(depth)
 }
 
 fn descriptor(name: &'static str, deadline_ms: u32) -> Descriptor {
@@ -34,7 +38,8 @@ impl Tool for Guest {
     }
 
     fn invoke(input: &str) -> Result<Output, ToolError> {
-        let depth = dive(std::hint::black_box(input.len() as u64));
+        let next = Dive(std::hint::black_box(dive as fn(Dive, u64) -> u64));
+        let depth = dive(next, std::hint::black_box(input.len() as u64));
         Ok(Output::new(serde_json::json!({"depth": depth}), Vec::new()))
     }
 }

@@ -1,4 +1,25 @@
-// Shared by `testing-memory-probe` and `testing-memory-probe-other`.
+// Shared by `testing-memory-probe` and `testing-memory-probe-other`: the
+// same probe under two names, so two plugins can share pool slots.
+
+/// Export the probe as the tool `$name`.
+#[macro_export]
+macro_rules! memory_probe_tool {
+    ($name:literal) => {
+        struct Guest;
+
+        impl harmonia_guest_sdk::Tool for Guest {
+            fn descriptor() -> harmonia_guest_sdk::Descriptor {
+                probe::descriptor($name)
+            }
+
+            fn invoke(input: &str) -> Result<harmonia_guest_sdk::Output, harmonia_guest_sdk::ToolError> {
+                probe::invoke(input)
+            }
+        }
+
+        harmonia_guest_sdk::export_tool!(Guest);
+    };
+}
 
 use harmonia_guest_sdk::{Descriptor, Output, Scope, ToolError};
 use serde_json::{Value, json};
