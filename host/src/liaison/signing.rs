@@ -337,7 +337,8 @@ impl TraceSigner {
     pub fn load_or_create_default() -> Result<Self, KeyError> {
         let path = default_key_path().ok_or(KeyError::NoDataDir)?;
         if let Some(dir) = path.parent() {
-            crate::cache::open_private_dir(dir).map_err(|source| KeyError::Io { path: dir.to_owned(), source })?;
+            crate::cache::open_private_dir(dir)
+                .map_err(|source| KeyError::Io { path: dir.to_owned(), source })?;
         }
         Self::load_or_create(&path)
     }
