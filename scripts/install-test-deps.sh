@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the foreign toolchains and clients the tests use, pinned, into
+# target/test-deps (kept between runs; a no-op when already there):
+#   - a Python virtual environment with componentize-py (Python plugins)
+#     and the official MCP Python SDK (the client of the `serve` tests);
+#   - jco and componentize-js from npm (JavaScript plugins).
+# The tests that need them fail, naming this script, when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COMPONENTIZE_PY=0.25.1
+MCP=2.3.0
+JCO=1.35.0
+COMPONENTIZE_JS=0.23.0
+
+deps=target/test-deps
+mkdir -p "$deps"
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS"
+[ -e "$stamp" ] && exit 0
+
+command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
+command -v npm >/dev/null || { echo "install-test-deps: npm (Node.js 20+) is required" >&2; exit 1; }
+
+python3 -m venv "$deps/venv"
+"$deps/venv/bin/pip" install --quiet --disable-pip-version-check \
+  "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP"
+
+mkdir -p "$deps/node"
+(cd "$deps/node" && { [ -e package.json ] || echo '{"private":true}' > package.json; } \
+  && npm install --silent --no-audit --no-fund \
+       "@bytecodealliance/jco@$JCO" "@bytecodealliance/componentize-js@$COMPONENTIZE_JS")
+
+rm -f "$deps"/.installed-*
+touch "$stamp"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS in $deps"
