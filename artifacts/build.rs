@@ -22,9 +22,13 @@ const BUILTIN_TOOLS: &[&str] = &[
     "suggest_posting_windows",
 ];
 
-/// Test guests the benchmarks embed: (crate name, file stem).
-const BENCH_GUESTS: &[(&str, &str)] =
-    &[("testing-trivial", "testing_trivial"), ("hostile-loop", "hostile_loop")];
+/// Test guests embedded for the benchmarks and the conformance suite:
+/// (crate name, file stem).
+const BENCH_GUESTS: &[(&str, &str)] = &[
+    ("testing-trivial", "testing_trivial"),
+    ("hostile-loop", "hostile_loop"),
+    ("testing-denied-probe", "testing_denied_probe"),
+];
 
 /// Folders of test-only guests, each crate named `<folder>-<dir>`.
 const TEST_GUEST_FOLDERS: &[&str] = &["hostile", "testing"];

@@ -194,21 +194,42 @@ fn stdout_and_stderr_are_captured_capped_and_kept_out_of_envelopes() {
 }
 
 #[test]
-fn a_guest_importing_sockets_is_refused_at_load_naming_the_import() {
-    let error = try_host_with(bare_config(), &["hostile-sockets"]).unwrap_err().to_string();
+fn a_guest_importing_sockets_is_refused_at_load_when_the_operator_says_so() {
+    let mut config = bare_config();
+    config.wasi.inert_filesystem_and_sockets = false;
+    let error = try_host_with(config, &["hostile-sockets"]).unwrap_err().to_string();
     assert!(error.contains("wasi:sockets/"), "{error}");
     assert!(error.contains(&guest_path("hostile-sockets").display().to_string()), "{error}");
 }
 
 #[test]
-fn the_inert_switch_admits_sockets_but_every_address_is_denied() {
-    let mut config = bare_config();
-    config.wasi.inert_filesystem_and_sockets = true;
-    let (host, _) = host_with(config, &["hostile-sockets"]);
+fn sockets_are_linked_by_default_but_every_address_is_denied() {
+    let (host, _) = host_with(bare_config(), &["hostile-sockets"]);
     assert_eq!(
         call(&host, "hostile_sockets"),
         json!({"status": "success", "data": {"connected": false}, "error": null, "evidence": []})
     );
+}
+
+#[test]
+fn filesystem_and_sockets_links_deny_every_attempt_and_the_call_answers() {
+    let (host, _) = host_with(bare_config(), &["testing-denied-probe"]);
+    let envelope = call(&host, "denied_probe");
+    assert_eq!(envelope["status"], "success", "{envelope}");
+    let attempts = envelope["data"].as_object().unwrap();
+    for attempt in [
+        "preopens",
+        "read_file",
+        "list_root",
+        "write_file",
+        "std_tcp_connect",
+        "tcp_connect",
+        "udp_bind",
+        "resolve_name",
+    ] {
+        let outcome = attempts[attempt].as_str().unwrap();
+        assert!(outcome.starts_with("denied"), "{attempt}: {outcome}");
+    }
 }
 
 #[test]

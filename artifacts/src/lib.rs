@@ -5,7 +5,8 @@
 //! - [`TEST_GUESTS`]: hostile and test guests (`guest/hostile`,
 //!   `guest/testing`), as paths, for the test suite.
 //! - [`BENCH_GUESTS`]: the trivial and runaway-loop guests, embedded for
-//!   `harmonia bench`.
+//!   `harmonia bench`, and the denied-links probe the conformance suite
+//!   runs.
 
 include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
 
@@ -14,7 +15,8 @@ pub fn test_guest(name: &str) -> Option<&'static str> {
     TEST_GUESTS.iter().find(|(guest, _)| *guest == name).map(|(_, path)| *path)
 }
 
-/// The bytes of an embedded bench guest (`testing-trivial`, `hostile-loop`).
+/// The bytes of an embedded guest (`testing-trivial`, `hostile-loop`,
+/// `testing-denied-probe`).
 pub fn bench_guest(name: &str) -> Option<&'static [u8]> {
     BENCH_GUESTS.iter().find(|(guest, _)| *guest == name).map(|(_, bytes)| *bytes)
 }

@@ -7,12 +7,15 @@
 //! - `commands/*`: one module per subcommand.
 //! - [`demo`]: the offline story `harmonia demo` tells.
 //! - [`bench`]: `harmonia bench`, the performance figures.
+//! - [`output`]: stdout that may be closed (no panic on a closed pipe).
 //!
 //! Exit codes: 0 success (for `call`: an envelope was printed, success or
 //! error); 1 a host failure (bad config, refused plugin, unknown tool) or a
 //! negative verdict; 2 bad usage or unreadable input files. Failures print
-//! one line on stderr.
+//! one line on stderr. A closed stdout ends any command quietly with 0.
 
+#[macro_use]
+mod output;
 mod args;
 mod bench;
 mod commands;
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
     };
     match commands::run(cli) {
         Ok(code) => code,
+        Err(error) if output::is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("harmonia: {}", one_line(&error));
             ExitCode::from(error.downcast_ref::<setup::UsageError>().map_or(1, |_| 2))

@@ -118,15 +118,59 @@ fn unknown_tools_and_bad_configs_fail_with_one_line() {
 }
 
 #[test]
-fn a_plugin_importing_sockets_is_refused_naming_wasi_sockets() {
+fn sockets_imports_are_linked_denied_by_default_and_refusable() {
     let plugin = guest_path("hostile-sockets").to_str().unwrap();
-    let output = run(&mut harmonia(&["call", "hostile_sockets", "--plugin", plugin]));
-    assert_one_line_failure(&output, 1, "wasi:sockets/");
+    let value = envelope(&run(&mut harmonia(&["call", "hostile_sockets", "--plugin", plugin])));
+    assert_eq!(value["data"], json!({"connected": false}));
     let output = run(&mut harmonia(&["inspect", plugin]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("(linked, denied)"), "{text}");
+    assert!(text.contains("counts:  "), "{text}");
+
+    let dir = TempDir::new("cli-refuse-sockets");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(&config, "[wasi]\ninert_filesystem_and_sockets = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let output = run(&mut harmonia(&["call", "hostile_sockets", "--plugin", plugin, "--config", config]));
+    assert_one_line_failure(&output, 1, "wasi.inert_filesystem_and_sockets = false");
+    let output = run(&mut harmonia(&["inspect", plugin, "--config", config]));
     assert_eq!(output.status.code(), Some(1));
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("refused: import `wasi:sockets/"), "{text}");
+    assert!(text.contains("refused: imports are not granted: `wasi:sockets/"), "{text}");
     assert!(text.contains("sha256:"), "{text}");
+}
+
+#[test]
+fn every_command_ends_quietly_when_stdout_is_closed() {
+    let dir = TempDir::new("cli-closed-stdout");
+    let (_, bytes) =
+        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(name, _)| *name == "get_job_status").unwrap();
+    let component = dir.path().join("get_job_status.wasm");
+    std::fs::write(&component, bytes).unwrap();
+    let component = component.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["tools"],
+        &["tools", "--json"],
+        &["inspect", component],
+        &["inspect", "--json", component],
+        &["conformance", component],
+        &["call", "fetch_trend_signals", "--mock"],
+        &["demo"],
+    ];
+    for args in commands {
+        let mut child = harmonia(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn harmonia");
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let text = stderr(&output);
+        assert!(!text.contains("panicked"), "{args:?}: {text}");
+        assert!(text.is_empty(), "{args:?} said: {text}");
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{args:?}: {:?}", output.status);
+    }
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn our_six_tools_pass_every_check() {
         let failures: Vec<&Value> =
             report["checks"].as_array().unwrap().iter().filter(|check| check["passed"] == false).collect();
         assert!(failures.is_empty(), "{}: {failures:?}", report["tool"]);
-        assert_eq!(report["checks"].as_array().unwrap().len(), 19);
+        assert_eq!(report["checks"].as_array().unwrap().len(), 20);
     }
     assert_eq!(reports.len(), 6);
     assert_eq!(code, Some(0));
@@ -72,7 +72,11 @@ fn each_hostile_guest_fails_the_check_it_should() {
             "returned success; malformed input must be a validation error",
         ),
         ("hostile-chatty", "envelope.inputs", "returned success; malformed input must be a validation error"),
-        ("hostile-sockets", "load.imports", "wasi:sockets/"),
+        (
+            "hostile-sockets",
+            "envelope.inputs",
+            "returned success; malformed input must be a validation error",
+        ),
     ];
     let paths: Vec<PathBuf> = expected.iter().map(|(guest, ..)| guest_path(guest).to_owned()).collect();
     let (code, reports) = conformance(&paths);
@@ -87,6 +91,35 @@ fn each_hostile_guest_fails_the_check_it_should() {
     let evidence =
         counter["checks"].as_array().unwrap().iter().find(|check| check["id"] == "evidence").unwrap();
     assert_eq!(evidence["reason"], "a successful call returned no evidence");
+}
+
+#[test]
+fn denied_links_are_checked_and_refusing_them_fails_load_imports() {
+    let (_, reports) = conformance(&[guest_path("hostile-sockets").to_owned()]);
+    let denied =
+        reports[0]["checks"].as_array().unwrap().iter().find(|c| c["id"] == "load.denied_links").unwrap();
+    assert_eq!(denied["passed"], true, "{denied}");
+    for attempt in ["preopens", "read_file", "list_root", "tcp_connect", "udp_bind", "resolve_name"] {
+        assert!(denied["reason"].as_str().unwrap().contains(attempt), "{denied}");
+    }
+
+    let dir = TempDir::new("conformance-refuse");
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(&config, "[wasi]\ninert_filesystem_and_sockets = false\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_harmonia"))
+        .args(["conformance", "--json", "--config"])
+        .arg(&config)
+        .arg(guest_path("hostile-sockets"))
+        .env_remove("HARMONIA_CONFIG")
+        .output()
+        .unwrap();
+    let reports: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (failed, why) = first_failure(&reports[0]);
+    assert_eq!(failed, "load.imports", "{why}");
+    assert!(
+        why.contains("wasi:sockets/") && why.contains("wasi.inert_filesystem_and_sockets = false"),
+        "{why}"
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@
 use crate::capability::public_web::{PublicWebSource, WebFailure};
 use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource, guest_read};
 use crate::capability::{Receipt, remaining};
-use crate::limits::{CallLimiter, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES};
+use crate::limits::{CallLimiter, ComponentLimits, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES};
 use crate::wasi::{BoundedIo, BoundedWaits, CapturedStdio};
 use std::sync::Arc;
 use std::time::Instant;
@@ -75,14 +75,19 @@ pub struct CallState {
 const MAX_RESOURCES: usize = 1_000;
 
 impl CallState {
-    pub(crate) fn new(memory_bytes: usize, deadline: Instant, binding: CallBinding) -> Self {
+    pub(crate) fn new(
+        memory_bytes: usize,
+        component: ComponentLimits,
+        deadline: Instant,
+        binding: CallBinding,
+    ) -> Self {
         let stdio = CapturedStdio::default();
         let mut table = ResourceTable::new();
         table.set_max_capacity(MAX_RESOURCES);
         Self {
             wasi: crate::wasi::context(&stdio),
             table,
-            limiter: CallLimiter::new(memory_bytes),
+            limiter: CallLimiter::new(memory_bytes, component),
             deadline,
             binding,
             stdio,

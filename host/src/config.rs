@@ -16,7 +16,10 @@
 //! | `limits.fuel` | none (epoch deadlines only) |
 //! | `limits.max_concurrent_calls` | 64; further calls wait, bounded by their deadline |
 //! | `limits.pooling` | `true` |
-//! | `wasi.inert_filesystem_and_sockets` | `false` |
+//! | `limits.max_core_instances_per_component` | 32; 1 to 1000 |
+//! | `limits.max_memories_per_component` | 4; 1 to 100 |
+//! | `limits.max_tables_per_component` | 32; 1 to 1000 |
+//! | `wasi.inert_filesystem_and_sockets` | `true`: filesystem and sockets imports are linked and deny everything; `false` refuses them at load |
 //! | `public_web.allow` | `["https://hn.algolia.com"]` |
 //! | `public_web.routes` | none; `"origin" = "base URL"` |
 //! | `public_web.max_body_kib` | 2048 |
@@ -124,6 +127,12 @@ pub struct LimitsConfig {
     pub max_concurrent_calls: u32,
     /// Use the pooling instance allocator.
     pub pooling: bool,
+    /// Core module instances one component may create.
+    pub max_core_instances_per_component: u32,
+    /// Linear memories one component may create.
+    pub max_memories_per_component: u32,
+    /// Tables one component may create.
+    pub max_tables_per_component: u32,
 }
 
 impl Default for LimitsConfig {
@@ -135,17 +144,28 @@ impl Default for LimitsConfig {
             fuel: None,
             max_concurrent_calls: 64,
             pooling: true,
+            max_core_instances_per_component: 32,
+            max_memories_per_component: 4,
+            max_tables_per_component: 32,
         }
     }
 }
 
 /// WASI switches.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct WasiConfig {
-    /// Admit filesystem and sockets imports, linked inert (no preopens,
-    /// every address denied). Never admits wasi:http.
+    /// Admit filesystem and sockets imports (language runtimes import
+    /// them), linked to implementations that deny everything: no preopens,
+    /// TCP, UDP and name lookup off, every address refused. `false` refuses
+    /// them at load instead. Never admits wasi:http.
     pub inert_filesystem_and_sockets: bool,
+}
+
+impl Default for WasiConfig {
+    fn default() -> Self {
+        Self { inert_filesystem_and_sockets: true }
+    }
 }
 
 /// The public web capability.
@@ -269,6 +289,14 @@ impl HostConfig {
         }
     }
 
+    /// Where compiled components are cached, when the cache is on.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if !self.cache.enabled {
+            return None;
+        }
+        self.cache.dir.clone().or_else(crate::cache::default_dir)
+    }
+
     /// Check the rules serde cannot express.
     pub fn check(&self) -> Result<(), ConfigError> {
         let invalid = |message: String| Err(ConfigError::Invalid(message));
@@ -291,6 +319,15 @@ impl HostConfig {
         }
         if !(1..=1024).contains(&limits.max_concurrent_calls) {
             return invalid("limits.max_concurrent_calls must be 1 to 1024".into());
+        }
+        for (key, value, range) in [
+            ("max_core_instances_per_component", limits.max_core_instances_per_component, 1..=1000),
+            ("max_memories_per_component", limits.max_memories_per_component, 1..=100),
+            ("max_tables_per_component", limits.max_tables_per_component, 1..=1000),
+        ] {
+            if !range.contains(&value) {
+                return invalid(format!("limits.{key} must be {} to {}", range.start(), range.end()));
+            }
         }
         if self.public_web.max_body_kib == 0 || self.workspace.max_body_kib == 0 {
             return invalid("max_body_kib must be positive".into());
@@ -390,6 +427,9 @@ mod tests {
             "[limits]\nmax_concurrent_calls = 0",
             "[limits]\nwasm_stack_kib = 63",
             "[limits]\nwasm_stack_kib = 2049",
+            "[limits]\nmax_core_instances_per_component = 0",
+            "[limits]\nmax_memories_per_component = 101",
+            "[limits]\nmax_tables_per_component = 0",
             "[public_web]\nallow = [\"hn.algolia.com\"]",
             "[public_web]\nallow = [\"https://a.example/path\"]",
             "[public_web.routes]\n\"https://other.example\" = \"http://127.0.0.1:1\"",

@@ -14,11 +14,15 @@
 //!   `PAGEMAP_SCAN` reset is left off: it resets only pages that are
 //!   present, so a dirty page swapped out when the call ended kept the last
 //!   call's data for the next one.
+//! - The pool's per-component counts are the configured
+//!   [`ComponentLimits`], the same the store's limiter and the pre-compile
+//!   shape check use; its table slots hold [`MAX_TABLE_ELEMENTS`].
 //! - Fuel only when the config asks for it (epochs cost ~1%, fuel ~28%).
 
 use crate::bindings::CallState;
 use crate::cache::ComponentCache;
 use crate::config::LimitsConfig;
+use crate::limits::{ComponentLimits, MAX_TABLE_ELEMENTS};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -55,14 +59,16 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
         .parallel_compilation(true);
     if limits.pooling {
         let instances = limits.max_concurrent_calls + SPARE_INSTANCES;
+        let per_component = ComponentLimits::from(limits);
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(instances)
-            .total_core_instances(instances * 8)
-            .max_core_instances_per_component(8)
-            .total_memories(instances * 2)
-            .max_memories_per_component(2)
-            .total_tables(instances * 8)
-            .max_tables_per_component(8)
+            .total_core_instances(instances * per_component.core_instances)
+            .max_core_instances_per_component(per_component.core_instances)
+            .total_memories(instances * per_component.memories)
+            .max_memories_per_component(per_component.memories)
+            .total_tables(instances * per_component.tables)
+            .max_tables_per_component(per_component.tables)
+            .table_elements(MAX_TABLE_ELEMENTS)
             .total_stacks(instances)
             .max_memory_size(memory_bytes as usize)
             .max_unused_warm_slots(instances)

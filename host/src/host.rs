@@ -157,11 +157,7 @@ impl HostBuilder {
         let config = self.config;
         config.check()?;
         let logger = Logger::new(self.log);
-        let cache_dir = config
-            .cache
-            .enabled
-            .then(|| config.cache.dir.clone().or_else(crate::cache::default_dir))
-            .flatten();
+        let cache_dir = config.cache_dir();
         let runtime =
             Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, cache_dir.as_deref())
                 .map_err(|error| HostError::Engine(error.to_string()))?;
@@ -169,10 +165,7 @@ impl HostBuilder {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
         let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
-        let limits = CallLimits {
-            memory_bytes: config.limits.memory_mib as usize * 1024 * 1024,
-            fuel: config.limits.fuel,
-        };
+        let limits = CallLimits::from(&config.limits);
         let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
         if config.plugins.builtin {
             for (name, bytes) in harmonia_artifacts::BUILTIN_TOOLS {

@@ -1,8 +1,13 @@
-//! Inspecting a component without loading it as a plugin: its imports,
-//! exports, SHA-256, the policy's verdict and, when it can run, its
-//! descriptor.
+//! Inspecting a component without loading it as a plugin: its imports
+//! (with how each is linked), exports, size, counts, SHA-256, the policy's
+//! verdict and, when it can run, its descriptor.
+//!
+//! Everything but the descriptor is read from the bytes without compiling
+//! them, so a component the host refuses is still listed whole; the
+//! descriptor comes from a compile through the component cache.
 
 use crate::capability::sha256_hex;
+use crate::component_shape::{ComponentShape, Counts};
 use crate::config::HostConfig;
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
@@ -10,6 +15,15 @@ use crate::plugin::{self, PluginOrigin};
 use crate::policy::ImportPolicy;
 use crate::sandbox::CallLimits;
 use serde::Serialize;
+
+/// One import and how this host links it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ImportGrant {
+    /// The import as the component names it.
+    pub import: String,
+    /// `granted`, `capability`, `linked, denied`, or why it is refused.
+    pub grant: &'static str,
+}
 
 /// What `harmonia inspect` reports.
 #[derive(Clone, Debug, Serialize)]
@@ -21,8 +35,12 @@ pub struct Inspection {
     pub bytes: usize,
     /// Every import, as named by the component.
     pub imports: Vec<String>,
+    /// How each import is linked.
+    pub grants: Vec<ImportGrant>,
     /// Every export.
     pub exports: Vec<String>,
+    /// Core instances, memories and tables one instance creates.
+    pub counts: Counts,
     /// `public-tool`, `workspace-tool` or `no capability`, or why the
     /// imports are refused.
     pub world: Result<String, String>,
@@ -32,26 +50,52 @@ pub struct Inspection {
 
 /// Inspect component bytes under `config`'s policy and limits.
 pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, String> {
-    let runtime = Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, None)
-        .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
-    let sha256 = sha256_hex(bytes);
-    let (component, cache) =
-        plugin::compile(&runtime, bytes, &sha256, &origin).map_err(|error| error.to_string())?;
-    let (imports, exports) = plugin::interface_names(&runtime, &component);
+    let shape = ComponentShape::read(bytes)
+        .map_err(|error| format!("{origin}: not a valid WebAssembly component: {error}"))?;
     let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+    let grants = shape
+        .imports
+        .iter()
+        .map(|import| ImportGrant { import: import.clone(), grant: policy.grant(import).describe() })
+        .collect();
     let world = policy
-        .classify(imports.iter().map(String::as_str))
+        .classify(shape.imports.iter().map(String::as_str))
         .map(|world| world.as_str().to_owned())
         .map_err(|error| error.to_string());
-    let limits = CallLimits {
-        memory_bytes: config.limits.memory_mib as usize * 1024 * 1024,
-        fuel: config.limits.fuel,
-    };
+    let sha256 = sha256_hex(bytes);
     let descriptor = match &world {
-        Ok(_) => plugin::load_compiled(&runtime, policy, limits, &component, sha256.clone(), origin, cache)
-            .map(|plugin| plugin.info.descriptor)
-            .map_err(|error| error.to_string()),
+        Ok(_) => describe(config, bytes, &sha256, origin),
         Err(_) => Err("not run: its imports are refused".to_owned()),
     };
-    Ok(Inspection { sha256, bytes: bytes.len(), imports, exports, world, descriptor })
+    Ok(Inspection {
+        sha256,
+        bytes: bytes.len(),
+        imports: shape.imports,
+        grants,
+        exports: shape.exports,
+        counts: shape.counts,
+        world,
+        descriptor,
+    })
+}
+
+/// Load the component as the host would (shape, cached compile,
+/// `describe`) and return its checked descriptor.
+fn describe(
+    config: &HostConfig,
+    bytes: &[u8],
+    sha256: &str,
+    origin: PluginOrigin,
+) -> Result<Descriptor, String> {
+    let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+    let limits = CallLimits::from(&config.limits);
+    let runtime =
+        Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, config.cache_dir().as_deref())
+            .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
+    plugin::admit_shape(policy, limits, bytes, &origin).map_err(|error| error.to_string())?;
+    let (component, cache) =
+        plugin::compile(&runtime, bytes, sha256, &origin).map_err(|error| error.to_string())?;
+    plugin::load_compiled(&runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
+        .map(|plugin| plugin.info.descriptor)
+        .map_err(|error| error.to_string())
 }

@@ -29,6 +29,7 @@
 pub mod bindings;
 pub mod cache;
 pub mod capability;
+pub mod component_shape;
 pub mod config;
 pub mod conformance;
 pub mod contract;

@@ -1,16 +1,19 @@
 //! Per-call resource limits: memory, tables and instances, with the refused
 //! memory growth remembered so a Rust guest's abort after an allocation
 //! failure is reported as the memory limit it was.
+//!
+//! [`ComponentLimits`] (from `limits.max_core_instances_per_component`,
+//! `limits.max_memories_per_component` and `limits.max_tables_per_component`)
+//! is the one source for three places that must agree: the check of a
+//! component's shape before it is compiled (`crate::component_shape`), the
+//! pooling allocator's per-component counts (`crate::engine`), and the
+//! store's [`CallLimiter`].
 
+use crate::config::LimitsConfig;
 use wasmtime::ResourceLimiter;
 
-/// Most core instances one component instance may create.
-pub const MAX_INSTANCES: usize = 32;
-/// Most tables one call may create.
-pub const MAX_TABLES: usize = 32;
-/// Most memories one call may create.
-pub const MAX_MEMORIES: usize = 4;
-/// Most elements one table may grow to.
+/// Most elements one table may grow to (also the pooling allocator's
+/// per-table reservation).
 pub const MAX_TABLE_ELEMENTS: usize = 100_000;
 /// Most capability uses (public-web gets and workspace reads, refused ones
 /// included) one call may make; the next use ends the call as
@@ -20,18 +23,45 @@ pub const MAX_CAPABILITY_USES: usize = 256;
 /// them) one call may accumulate; past it the call ends likewise.
 pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
 
+/// How many core instances, memories and tables one component may create.
+///
+/// The defaults fit language runtimes: a componentize-py (CPython)
+/// component creates 14 core instances, a componentize-js (SpiderMonkey)
+/// one fewer; a Rust tool creates 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComponentLimits {
+    /// Core module instances.
+    pub core_instances: u32,
+    /// Linear memories.
+    pub memories: u32,
+    /// Tables.
+    pub tables: u32,
+}
+
+impl From<&LimitsConfig> for ComponentLimits {
+    fn from(limits: &LimitsConfig) -> Self {
+        Self {
+            core_instances: limits.max_core_instances_per_component,
+            memories: limits.max_memories_per_component,
+            tables: limits.max_tables_per_component,
+        }
+    }
+}
+
 /// The limiter installed in every call's store.
 #[derive(Debug)]
 pub struct CallLimiter {
     memory_bytes: usize,
+    component: ComponentLimits,
     memory_refused: bool,
     peak_memory: usize,
 }
 
 impl CallLimiter {
-    /// A limiter allowing `memory_bytes` of linear memory per memory.
-    pub fn new(memory_bytes: usize) -> Self {
-        Self { memory_bytes, memory_refused: false, peak_memory: 0 }
+    /// A limiter allowing `memory_bytes` of linear memory per memory and
+    /// `component`'s counts.
+    pub fn new(memory_bytes: usize, component: ComponentLimits) -> Self {
+        Self { memory_bytes, component, memory_refused: false, peak_memory: 0 }
     }
 
     /// The largest linear memory granted so far, in bytes.
@@ -71,14 +101,14 @@ impl ResourceLimiter for CallLimiter {
     }
 
     fn instances(&self) -> usize {
-        MAX_INSTANCES
+        self.component.core_instances as usize
     }
 
     fn tables(&self) -> usize {
-        MAX_TABLES
+        self.component.tables as usize
     }
 
     fn memories(&self) -> usize {
-        MAX_MEMORIES
+        self.component.memories as usize
     }
 }

@@ -1,8 +1,11 @@
 //! Loading plugins: bytes to a checked, ready-to-instantiate tool.
 //!
 //! For each component the loader: checks its SHA-256 against a configured
-//! pin; compiles it; lists every import and refuses any outside its world's
-//! grant, naming it ([`crate::policy`]); pre-instantiates it against the
+//! pin; reads its shape from the bytes ([`crate::component_shape`]) and
+//! refuses, before compiling, any import outside its world's grant (naming
+//! every one, [`crate::policy`]), a missing tool export, and counts past the
+//! configured limits (naming the config key); compiles it (from the cache
+//! when it can); pre-instantiates it against the
 //! shared linker (`InstancePre`); calls `describe` once and validates the
 //! descriptor, including that its scope matches the world the imports place
 //! the component in.
@@ -10,6 +13,7 @@
 use crate::bindings::{CallState, ToolHostPre};
 use crate::cache::CacheOutcome;
 use crate::capability::sha256_hex;
+use crate::component_shape::{ComponentShape, ShapeLimitError};
 use crate::descriptor::{Descriptor, DescriptorError};
 use crate::engine::Runtime;
 use crate::policy::{ImportError, ImportPolicy, TOOL_INTERFACE, World, unversioned};
@@ -66,6 +70,14 @@ pub enum LoadError {
         origin: PluginOrigin,
         /// The compiler's first line.
         message: String,
+    },
+    /// The component would create more than a configured limit allows.
+    #[error("{origin}: {error}")]
+    Limit {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// Which limit, with its config key.
+        error: ShapeLimitError,
     },
     /// An import outside the grant.
     #[error("{origin}: {error}")]
@@ -170,7 +182,49 @@ pub fn compile(
         None => Component::from_binary(&runtime.engine, bytes)
             .map(|component| (component, CacheOutcome::Bypassed)),
     };
-    compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: first_line(&error) })
+    compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: compile_message(&error) })
+}
+
+/// Wasmtime's first line, with the config key when it names a pool limit
+/// (the shape check normally refuses those first).
+fn compile_message(error: &wasmtime::Error) -> String {
+    let message = first_line(error);
+    let key = [
+        ("core module instances", "limits.max_core_instances_per_component"),
+        ("linear memories", "limits.max_memories_per_component"),
+        ("tables, which exceeds", "limits.max_tables_per_component"),
+    ]
+    .into_iter()
+    .find(|(what, _)| message.contains(what) && message.contains("pooling allocator"));
+    match key {
+        Some((_, key)) => format!("{message} (raise {key})"),
+        None => message,
+    }
+}
+
+/// Read the component's shape and refuse it before compiling when its
+/// imports, its exports or its counts are outside what this host admits.
+pub fn admit_shape(
+    policy: ImportPolicy,
+    limits: CallLimits,
+    bytes: &[u8],
+    origin: &PluginOrigin,
+) -> Result<ComponentShape, LoadError> {
+    let shape = ComponentShape::read(bytes)
+        .map_err(|error| LoadError::Compile { origin: origin.clone(), message: error.to_string() })?;
+    policy
+        .classify(shape.imports.iter().map(String::as_str))
+        .map_err(|error| LoadError::Import { origin: origin.clone(), error })?;
+    if !shape.exports.iter().any(|export| unversioned(export) == TOOL_INTERFACE) {
+        return Err(LoadError::Link {
+            origin: origin.clone(),
+            message: format!("no `{TOOL_INTERFACE}` export"),
+        });
+    }
+    shape
+        .check(limits.component, limits.memory_bytes as u64)
+        .map_err(|error| LoadError::Limit { origin: origin.clone(), error })?;
+    Ok(shape)
 }
 
 /// Load one plugin from its bytes.
@@ -188,6 +242,7 @@ pub fn load(
     {
         return Err(LoadError::Pin { origin, expected: expected.to_owned(), actual: sha256 });
     }
+    admit_shape(policy, limits, bytes, &origin)?;
     let (component, cache) = compile(runtime, bytes, &sha256, &origin)?;
     load_compiled(runtime, policy, limits, &component, sha256, origin, cache)
 }

@@ -5,9 +5,12 @@
 //! empty stdin, captured stdout and stderr), the shared `types`, and at
 //! most one capability: `public-web` (the `public-tool` world) or
 //! `workspace` (the `workspace-tool` world). Anything else is refused at
-//! load, naming the import. The inert switch admits filesystem and sockets
-//! imports, linked with no preopens and every address denied; wasi:http
-//! and unknown interfaces are never admitted.
+//! load, naming every refused import at once. Filesystem and sockets
+//! imports (which language runtimes carry) are admitted by default and
+//! linked to implementations that deny everything (no preopens, every
+//! address and name lookup refused); the operator may refuse them instead
+//! (`wasi.inert_filesystem_and_sockets = false`). wasi:http and unknown
+//! interfaces are never admitted.
 
 use crate::descriptor::Scope;
 
@@ -33,8 +36,8 @@ pub const RUNTIME_INTERFACES: &[&str] = &[
     "wasi:random/insecure-seed",
 ];
 
-/// Interfaces admitted only by the inert switch, linked with nothing behind
-/// them.
+/// Interfaces admitted by the inert switch (on by default), linked to
+/// implementations that deny everything.
 pub const INERT_INTERFACES: &[&str] = &[
     "wasi:filesystem/types",
     "wasi:filesystem/preopens",
@@ -89,26 +92,72 @@ impl World {
 }
 
 /// Import policy switches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ImportPolicy {
-    /// Admit filesystem and sockets imports, linked inert.
+    /// Admit filesystem and sockets imports, linked to implementations
+    /// that deny everything.
     pub inert_filesystem_and_sockets: bool,
+}
+
+impl Default for ImportPolicy {
+    fn default() -> Self {
+        Self { inert_filesystem_and_sockets: true }
+    }
+}
+
+/// How an import is linked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// A runtime interface (I/O, clocks, random, CLI) or the shared types.
+    Runtime,
+    /// One of the two capabilities.
+    Capability,
+    /// Filesystem or sockets: linked to implementations that deny
+    /// everything.
+    LinkedDenied,
+    /// Refused at load, and why.
+    Refused(&'static str),
+}
+
+impl Grant {
+    /// How `harmonia inspect` says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Runtime => "granted",
+            Self::Capability => "capability",
+            Self::LinkedDenied => "linked, denied",
+            Self::Refused(reason) => reason,
+        }
+    }
+}
+
+/// One import outside every grant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedImport {
+    /// The import as the component names it.
+    pub import: String,
+    /// Why.
+    pub reason: &'static str,
 }
 
 /// Why a component's imports are refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
-    /// An import outside every grant.
-    #[error("import `{import}` is not granted: {reason}")]
+    /// Imports outside every grant, all of them, in the component's order.
+    #[error("{} not granted: {}", if refused.len() == 1 { "import is" } else { "imports are" }, list_refused(refused))]
     NotGranted {
-        /// The import as the component names it.
-        import: String,
-        /// Why.
-        reason: &'static str,
+        /// Each refused import and why.
+        refused: Vec<RefusedImport>,
     },
     /// Both capabilities imported.
     #[error("imports both `{PUBLIC_WEB_INTERFACE}` and `{WORKSPACE_INTERFACE}`: a tool reads one scope")]
     BothCapabilities,
+}
+
+fn list_refused(refused: &[RefusedImport]) -> String {
+    let items: Vec<String> =
+        refused.iter().map(|refusal| format!("`{}` ({})", refusal.import, refusal.reason)).collect();
+    items.join(", ")
 }
 
 /// `name` without its `@version` suffix.
@@ -117,31 +166,46 @@ pub fn unversioned(name: &str) -> &str {
 }
 
 impl ImportPolicy {
-    /// Check every import and decide the component's world.
+    /// How one import is granted.
+    pub fn grant(&self, import: &str) -> Grant {
+        let name = unversioned(import);
+        match name {
+            PUBLIC_WEB_INTERFACE | WORKSPACE_INTERFACE => Grant::Capability,
+            TYPES_INTERFACE => Grant::Runtime,
+            _ if RUNTIME_INTERFACES.contains(&name) => Grant::Runtime,
+            _ if INERT_INTERFACES.contains(&name) => {
+                if self.inert_filesystem_and_sockets {
+                    Grant::LinkedDenied
+                } else if name.starts_with("wasi:sockets/") {
+                    Grant::Refused("sockets are refused by wasi.inert_filesystem_and_sockets = false")
+                } else {
+                    Grant::Refused("the filesystem is refused by wasi.inert_filesystem_and_sockets = false")
+                }
+            }
+            _ if name.starts_with("wasi:http/") => {
+                Grant::Refused("tools get no outgoing HTTP; use public-web")
+            }
+            _ => Grant::Refused("unknown interface"),
+        }
+    }
+
+    /// Check every import and decide the component's world; a refusal
+    /// lists every import outside the grant.
     pub fn classify<'a>(&self, imports: impl IntoIterator<Item = &'a str>) -> Result<World, ImportError> {
         let (mut public, mut workspace) = (false, false);
+        let mut refused = Vec::new();
         for import in imports {
-            let name = unversioned(import);
-            let refuse = |reason| Err(ImportError::NotGranted { import: import.to_owned(), reason });
-            match name {
-                PUBLIC_WEB_INTERFACE => public = true,
-                WORKSPACE_INTERFACE => workspace = true,
-                TYPES_INTERFACE => {}
-                _ if RUNTIME_INTERFACES.contains(&name) => {}
-                _ if INERT_INTERFACES.contains(&name) => {
-                    if !self.inert_filesystem_and_sockets {
-                        return refuse(if name.starts_with("wasi:sockets/") {
-                            "tools get no network access (sockets)"
-                        } else {
-                            "tools get no filesystem access"
-                        });
-                    }
+            match (self.grant(import), unversioned(import)) {
+                (Grant::Capability, PUBLIC_WEB_INTERFACE) => public = true,
+                (Grant::Capability, _) => workspace = true,
+                (Grant::Refused(reason), _) => {
+                    refused.push(RefusedImport { import: import.to_owned(), reason })
                 }
-                _ if name.starts_with("wasi:http/") => {
-                    return refuse("tools get no outgoing HTTP; use public-web");
-                }
-                _ => return refuse("unknown interface"),
+                (Grant::Runtime | Grant::LinkedDenied, _) => {}
             }
+        }
+        if !refused.is_empty() {
+            return Err(ImportError::NotGranted { refused });
         }
         match (public, workspace) {
             (true, true) => Err(ImportError::BothCapabilities),
@@ -176,7 +240,7 @@ mod tests {
 
     #[test]
     fn every_runtime_grant_is_admitted_and_nothing_else() {
-        let policy = ImportPolicy::default();
+        let policy = ImportPolicy { inert_filesystem_and_sockets: false };
         for name in RUNTIME_INTERFACES {
             assert_eq!(classify(policy, &[name]), Ok(World::NoCapability), "{name}");
         }
@@ -184,12 +248,30 @@ mod tests {
             let versioned = format!("{name}@0.2.6");
             let refused = classify(policy, &[&versioned]).unwrap_err();
             assert!(refused.to_string().contains(&versioned), "{refused}");
+            assert!(refused.to_string().contains("wasi.inert_filesystem_and_sockets"), "{refused}");
         }
     }
 
     #[test]
-    fn inert_switch_admits_filesystem_and_sockets_only() {
-        let policy = ImportPolicy { inert_filesystem_and_sockets: true };
+    fn a_refusal_lists_every_refused_import_at_once() {
+        let error = classify(
+            ImportPolicy::default(),
+            &["wasi:http/types@0.2.0", "harmonia:tools/public-web@0.1.0", "acme:db/query@1.0.0"],
+        )
+        .unwrap_err();
+        let ImportError::NotGranted { refused } = &error else { panic!("{error}") };
+        let names: Vec<&str> = refused.iter().map(|refusal| refusal.import.as_str()).collect();
+        assert_eq!(names, ["wasi:http/types@0.2.0", "acme:db/query@1.0.0"]);
+        assert_eq!(
+            error.to_string(),
+            "imports are not granted: `wasi:http/types@0.2.0` (tools get no outgoing HTTP; use public-web), \
+             `acme:db/query@1.0.0` (unknown interface)"
+        );
+    }
+
+    #[test]
+    fn filesystem_and_sockets_are_admitted_by_default_and_nothing_else() {
+        let policy = ImportPolicy::default();
         for name in INERT_INTERFACES {
             assert_eq!(classify(policy, &[name]), Ok(World::NoCapability), "{name}");
         }
@@ -202,6 +284,19 @@ mod tests {
             let error = classify(policy, &[refused]).unwrap_err();
             assert!(error.to_string().contains(refused), "{error}");
         }
+    }
+
+    #[test]
+    fn inspect_words_for_each_grant() {
+        let policy = ImportPolicy::default();
+        assert_eq!(policy.grant("wasi:filesystem/preopens@0.2.3").describe(), "linked, denied");
+        assert_eq!(policy.grant("wasi:sockets/tcp@0.2.3").describe(), "linked, denied");
+        assert_eq!(policy.grant("wasi:io/streams@0.2.3").describe(), "granted");
+        assert_eq!(policy.grant("harmonia:tools/public-web@0.1.0").describe(), "capability");
+        assert_eq!(
+            policy.grant("wasi:http/types@0.2.3"),
+            Grant::Refused("tools get no outgoing HTTP; use public-web")
+        );
     }
 
     #[test]

@@ -26,10 +26,12 @@
 use crate::bindings::harmonia::tools::types;
 use crate::bindings::{CallBinding, CallState, ToolHostPre};
 use crate::capability::Receipt;
+use crate::config::LimitsConfig;
 use crate::contract::{self, Category, ExecutionFailure, StableCode, stable_code};
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, MAX_DATA_BYTES, MAX_EVIDENCE, Provenance};
+use crate::limits::ComponentLimits;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -47,6 +49,18 @@ pub struct CallLimits {
     pub memory_bytes: usize,
     /// Fuel per call, when fuel is on.
     pub fuel: Option<u64>,
+    /// Instances, memories and tables per component.
+    pub component: ComponentLimits,
+}
+
+impl From<&LimitsConfig> for CallLimits {
+    fn from(limits: &LimitsConfig) -> Self {
+        Self {
+            memory_bytes: limits.memory_mib as usize * 1024 * 1024,
+            fuel: limits.fuel,
+            component: ComponentLimits::from(limits),
+        }
+    }
 }
 
 /// How a guest's run ended, before the envelope is made.
@@ -87,7 +101,8 @@ fn new_store(
     deadline: Instant,
     binding: CallBinding,
 ) -> Store<CallState> {
-    let mut store = Store::new(&runtime.engine, CallState::new(limits.memory_bytes, deadline, binding));
+    let mut store =
+        Store::new(&runtime.engine, CallState::new(limits.memory_bytes, limits.component, deadline, binding));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_callback(|context| {
         Ok(if Instant::now() >= context.data().deadline {

@@ -68,7 +68,7 @@ impl Report {
         if self.json {
             eprintln!("{line}");
         } else {
-            println!("{line}");
+            outln!("{line}");
         }
     }
 
@@ -310,7 +310,7 @@ pub fn run(json_output: bool, quick: bool) -> Result<ExitCode> {
     out.insert("cores", json!(std::thread::available_parallelism().map(usize::from).unwrap_or(1)));
     out.insert("release_build", json!(!cfg!(debug_assertions)));
     if json_output {
-        println!("{}", serde_json::to_string(&Value::Object(out.figures))?);
+        outln!("{}", serde_json::to_string(&Value::Object(out.figures))?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -29,7 +29,7 @@ pub fn run(
     let record = host.call_recorded(tool, &input, &context)?;
     let value = record.envelope.to_value();
     let text = if pretty { serde_json::to_string_pretty(&value)? } else { value.to_string() };
-    println!("{text}");
+    outln!("{text}");
     if show_receipts {
         for receipt in &record.receipts {
             eprintln!("receipt {}", serde_json::to_string(receipt)?);

@@ -32,21 +32,21 @@ pub fn run(
         reports.push(conformance::run(&name, bytes, &options));
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        outln!("{}", serde_json::to_string_pretty(&reports)?);
     } else {
         for report in &reports {
             let verdict = if report.passed { "PASS" } else { "FAIL" };
             let tool = report.tool.as_deref().unwrap_or("(not loaded)");
-            println!("{verdict} {} ({tool})", report.plugin);
+            outln!("{verdict} {} ({tool})", report.plugin);
             let width = report.checks.iter().map(|check| check.id.len()).max().unwrap_or(0);
             for check in &report.checks {
                 let mark = if check.passed { "pass" } else { "FAIL" };
-                println!("  {mark}  {:width$}  {}", check.id, check.reason);
+                outln!("  {mark}  {:width$}  {}", check.id, check.reason);
             }
-            println!();
+            outln!();
         }
         let passed = reports.iter().filter(|report| report.passed).count();
-        println!("{passed} of {} plugins pass every check", reports.len());
+        outln!("{passed} of {} plugins pass every check", reports.len());
     }
     Ok(if reports.iter().all(|report| report.passed) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

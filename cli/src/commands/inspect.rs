@@ -18,32 +18,40 @@ pub fn run(path: &Path, config: Option<&Path>, json: bool) -> Result<ExitCode> {
             "sha256": report.sha256,
             "bytes": report.bytes,
             "imports": report.imports,
+            "grants": report.grants,
+            "counts": report.counts,
             "exports": report.exports,
             "world": report.world.as_ref().ok(),
             "refused": report.world.as_ref().err(),
             "descriptor": report.descriptor.as_ref().ok(),
             "descriptorError": report.descriptor.as_ref().err(),
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!("file:    {}", path.display());
-        println!("sha256:  {}", report.sha256);
-        println!("bytes:   {}", report.bytes);
-        println!("imports:");
-        for import in &report.imports {
-            println!("  {import}");
+        outln!("file:    {}", path.display());
+        outln!("sha256:  {}", report.sha256);
+        outln!("bytes:   {}", report.bytes);
+        outln!(
+            "counts:  {} core instances, {} memories, {} tables",
+            report.counts.core_instances,
+            report.counts.memories,
+            report.counts.tables
+        );
+        outln!("imports:");
+        for grant in &report.grants {
+            outln!("  {}  ({})", grant.import, grant.grant);
         }
-        println!("exports:");
+        outln!("exports:");
         for export in &report.exports {
-            println!("  {export}");
+            outln!("  {export}");
         }
         match &report.world {
-            Ok(world) => println!("world:   {world} (imports admitted)"),
-            Err(reason) => println!("refused: {reason}"),
+            Ok(world) => outln!("world:   {world} (imports admitted)"),
+            Err(reason) => outln!("refused: {reason}"),
         }
         match &report.descriptor {
-            Ok(descriptor) => println!("descriptor:\n{}", serde_json::to_string_pretty(descriptor)?),
-            Err(reason) => println!("descriptor: none ({reason})"),
+            Ok(descriptor) => outln!("descriptor:\n{}", serde_json::to_string_pretty(descriptor)?),
+            Err(reason) => outln!("descriptor: none ({reason})"),
         }
     }
     let admitted = report.world.is_ok() && report.descriptor.is_ok();

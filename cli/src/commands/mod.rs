@@ -52,6 +52,6 @@ fn cache_clear(config: Option<&std::path::Path>) -> Result<ExitCode> {
         anyhow::bail!("no cache directory: set cache.dir or HOME");
     };
     let removed = harmonia_host::cache::ComponentCache::clear(&dir)?;
-    println!("removed {removed} cached components from {}", dir.display());
+    outln!("removed {removed} cached components from {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }

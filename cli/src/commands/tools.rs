@@ -9,20 +9,20 @@ pub fn run(host_args: &HostArgs, json: bool) -> Result<ExitCode> {
     let host = build_host(host_args)?;
     if json {
         let tools: Vec<_> = host.tools().collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"tools": tools}))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"tools": tools}))?);
         return Ok(ExitCode::SUCCESS);
     }
     for info in host.tools() {
         let descriptor = &info.descriptor;
-        println!(
+        outln!(
             "{} {} ({} scope, deadline {} s)",
             descriptor.name,
             descriptor.version,
             descriptor.scope.as_str(),
             f64::from(descriptor.deadline_ms) / 1000.0
         );
-        println!("  purpose: {}", descriptor.purpose);
-        println!("  skills:  {}", descriptor.skills.join(", "));
+        outln!("  purpose: {}", descriptor.purpose);
+        outln!("  skills:  {}", descriptor.skills.join(", "));
         let codes: Vec<String> = descriptor
             .errors
             .iter()
@@ -35,10 +35,10 @@ pub fn run(host_args: &HostArgs, json: bool) -> Result<ExitCode> {
                 )
             })
             .collect();
-        println!("  errors:  {}", codes.join(", "));
-        println!("  input:   {}", descriptor.input_schema);
-        println!("  from:    {} (sha256 {})", info.origin, &info.sha256[..16]);
-        println!();
+        outln!("  errors:  {}", codes.join(", "));
+        outln!("  input:   {}", descriptor.input_schema);
+        outln!("  from:    {} (sha256 {})", info.origin, &info.sha256[..16]);
+        outln!();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -142,12 +142,12 @@ pub fn run(
     }
     let verdict = validate_received(&document.trace, verification, &answer, &skills, mode);
     if json {
-        println!("{}", serde_json::to_string(&verdict)?);
+        outln!("{}", serde_json::to_string(&verdict)?);
     } else if verdict.accepted {
-        println!("accepted");
+        outln!("accepted");
     } else {
         let rule = verdict.rule.map(|rule| rule.as_str()).unwrap_or_default();
-        println!("rejected: {rule}: {}", verdict.reason.as_deref().unwrap_or_default());
+        outln!("rejected: {rule}: {}", verdict.reason.as_deref().unwrap_or_default());
     }
     Ok(if verdict.accepted { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -156,6 +156,6 @@ pub fn run(
 pub fn print_trace_key(config: Option<&Path>) -> Result<ExitCode> {
     let config = load_config(config)?;
     let signer = TraceSigner::host_key(&config.trace)?;
-    println!("{}", signer.public_key());
+    outln!("{}", signer.public_key());
     Ok(ExitCode::SUCCESS)
 }

@@ -26,7 +26,7 @@ pub fn run(command: WorkspaceCommand) -> Result<ExitCode> {
                     return Err(error).with_context(|| format!("cannot import into {}", db.display()));
                 }
             };
-            println!(
+            outln!(
                 "imported workspace {} into {}: {} posts ({} measured), {} jobs",
                 summary.workspace_id,
                 db.display(),

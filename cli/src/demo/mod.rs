@@ -48,9 +48,12 @@ fn stage(scratch: &Path) -> Result<Stage> {
     let db = scratch.join("demo.db");
     let document = WorkspaceDocument::parse(DEMO_WORKSPACE_JSON).map_err(anyhow::Error::msg)?;
     let summary = sqlite::import(&db, &document)?;
-    println!(
+    outln!(
         "Seeded workspace {} into a fresh SQLite store: {} posts ({} measured), {} jobs.",
-        summary.workspace_id, summary.posts, summary.measured_posts, summary.jobs
+        summary.workspace_id,
+        summary.posts,
+        summary.measured_posts,
+        summary.jobs
     );
     let flaky = Arc::new(FlakySource::new(Arc::new(SqliteSource::new(db))));
     let host = Host::builder(HostConfig::default())
@@ -59,7 +62,7 @@ fn stage(scratch: &Path) -> Result<Stage> {
         .workspace_source(flaky.clone())
         .build()
         .context("cannot start the host")?;
-    println!(
+    outln!(
         "Loaded {} sandboxed tools; public signals come from built-in fixtures (provenance mock).",
         host.tools().count()
     );
@@ -71,7 +74,7 @@ fn stage(scratch: &Path) -> Result<Stage> {
 fn show_envelope(envelope: &harmonia_host::Envelope) {
     let text = serde_json::to_string_pretty(&envelope.to_value()).unwrap_or_default();
     for line in text.lines() {
-        println!("    {line}");
+        outln!("    {line}");
     }
 }
 
@@ -92,7 +95,7 @@ fn export(dir: &Path, scenario: &Scenario) -> Result<()> {
 pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
     let scratch = Scratch(std::env::temp_dir().join(format!("harmonia-demo-{}", std::process::id())));
     std::fs::create_dir_all(&scratch.0)?;
-    println!("== Harmonia demo: sandboxed read-only tools, guarded sessions, validated answers ==\n");
+    outln!("== Harmonia demo: sandboxed read-only tools, guarded sessions, validated answers ==\n");
     let stage = stage(&scratch.0)?;
     let scenarios = scenarios::all(&stage);
     let public_key = stage.liaison.trace_public_key()?;
@@ -110,7 +113,7 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         };
         if heading != section {
             section = heading;
-            println!("\n## {heading}\n");
+            outln!("\n## {heading}\n");
         }
         let verification = verify(&scenario.trace, scenario.seal.as_ref(), &public_key);
         let verdict = validate_received(
@@ -120,15 +123,14 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
             stage.liaison.skills(),
             scenario.mode,
         );
-        println!("### {}", scenario.title);
+        outln!("### {}", scenario.title);
         if scenario.expected.is_none() {
             for entry in &scenario.trace.entries {
                 match (entry.skill.as_deref(), entry.name.as_deref()) {
-                    (Some(skill), _) => println!(
-                        "  activate {skill} (sha256 {})",
-                        &entry.sha256.as_deref().unwrap_or("")[..16]
-                    ),
-                    (_, Some(tool)) => println!(
+                    (Some(skill), _) => {
+                        outln!("  activate {skill} (sha256 {})", &entry.sha256.as_deref().unwrap_or("")[..16])
+                    }
+                    (_, Some(tool)) => outln!(
                         "  call {tool} {} (attempt {})",
                         entry.args.clone().unwrap_or_default(),
                         entry.attempt.unwrap_or(0)
@@ -137,22 +139,20 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
                 }
             }
             for envelope in &scenario.envelopes {
-                println!("  envelope:");
+                outln!("  envelope:");
                 show_envelope(envelope);
             }
-            println!("  answer:");
+            outln!("  answer:");
             for line in scenario.answer["answer"].as_str().unwrap_or_default().lines() {
-                println!("    {line}");
+                outln!("    {line}");
             }
         }
         match (&verdict.rule, verdict.accepted) {
-            (_, true) => println!("  verdict: ACCEPTED\n"),
-            (Some(rule), false) => println!(
-                "  verdict: REJECTED {}: {}\n",
-                rule.as_str(),
-                verdict.reason.as_deref().unwrap_or("")
-            ),
-            (None, false) => println!("  verdict: REJECTED\n"),
+            (_, true) => outln!("  verdict: ACCEPTED\n"),
+            (Some(rule), false) => {
+                outln!("  verdict: REJECTED {}: {}\n", rule.as_str(), verdict.reason.as_deref().unwrap_or(""))
+            }
+            (None, false) => outln!("  verdict: REJECTED\n"),
         }
         if verdict.rule != scenario.expected {
             surprises
@@ -163,13 +163,13 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         }
     }
     let accepted = scenarios.iter().filter(|scenario| scenario.expected.is_none()).count();
-    println!(
+    outln!(
         "== {} scenarios: {accepted} grounded answers accepted, {} bad answers rejected, each by the rule it breaks ==",
         scenarios.len(),
         scenarios.len() - accepted
     );
     if let Some(dir) = export_dir {
-        println!("Exported every scenario to {}", dir.display());
+        outln!("Exported every scenario to {}", dir.display());
     }
     if !surprises.is_empty() {
         bail!("the demo did not go as scripted: {}", surprises.join("; "));

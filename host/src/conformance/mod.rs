@@ -9,6 +9,7 @@
 //! | `load.imports` | every import is within its world's grant |
 //! | `load.descriptor` | `describe` answers and the descriptor is valid |
 //! | `load.scope` | the descriptor's scope matches the component's world |
+//! | `load.denied_links` | under this config, filesystem and sockets imports are linked to implementations that deny everything (a probe guest finds no preopens, cannot read, list or write a file, connect or bind a socket, or resolve a name, and its call still answers), or are refused at load |
 //! | `envelope.inputs` | every generated input ([`inputs`]) gets a valid envelope with a declared code, never a trap or a timeout, and malformed input gets a `validation` error |
 //! | `fault.<kind>` | with the capability answering 401, 403, 404, 429, 500, 503, garbage JSON, an empty body, an oversized body, `denied`, or never, the tool returns the contract's code for that case, and no canary planted in failure bodies reaches its envelope |
 //! | `determinism` | the same input and capability answers give the same envelope twice |
@@ -93,10 +94,16 @@ fn check(id: impl Into<String>, passed: bool, reason: impl Into<String>) -> Chec
 
 /// The ids of every check, in order.
 pub fn check_ids() -> Vec<String> {
-    let mut ids: Vec<String> =
-        ["load.component", "load.imports", "load.descriptor", "load.scope", "envelope.inputs"]
-            .map(String::from)
-            .into();
+    let mut ids: Vec<String> = [
+        "load.component",
+        "load.imports",
+        "load.descriptor",
+        "load.scope",
+        "load.denied_links",
+        "envelope.inputs",
+    ]
+    .map(String::from)
+    .into();
     ids.extend(FAULTS.iter().map(|fault| format!("fault.{}", fault.id())));
     ids.extend(["determinism", "limits", "evidence"].map(String::from));
     ids
@@ -146,6 +153,7 @@ pub fn run(name: &str, bytes: Vec<u8>, options: &Options) -> PluginReport {
         .workspace_source(Arc::new(ScriptedWorkspace(Arc::clone(&scripts))))
         .build();
     let mut checks = load_checks(host.as_ref().err());
+    checks.push(denied_links(&options.config));
     let (tool, more) = match &host {
         Ok(host) => match host.tools().next().cloned() {
             Some(info) => {
@@ -161,11 +169,56 @@ pub fn run(name: &str, bytes: Vec<u8>, options: &Options) -> PluginReport {
         },
         Err(_) => (
             None,
-            check_ids()[4..].iter().map(|id| check(id.clone(), false, "not run: loading failed")).collect(),
+            check_ids()[5..].iter().map(|id| check(id.clone(), false, "not run: loading failed")).collect(),
         ),
     };
     checks.extend(more);
     PluginReport { plugin: name.to_owned(), tool, passed: checks.iter().all(|check| check.passed), checks }
+}
+
+/// `load.denied_links`: run the embedded probe guest under `config`'s
+/// linker and policy; every attempt it makes must be denied.
+fn denied_links(config: &HostConfig) -> Check {
+    const ID: &str = "load.denied_links";
+    let Some(probe) = harmonia_artifacts::bench_guest("testing-denied-probe") else {
+        return check(ID, false, "the probe guest is missing from this build");
+    };
+    let mut config = config.clone();
+    config.plugins = Default::default();
+    config.plugins.builtin = false;
+    config.mock = true;
+    let host = match Host::builder(config)
+        .component_from(std::path::Path::new("denied-probe"), probe.to_vec())
+        .build()
+    {
+        Ok(host) => host,
+        Err(HostError::Load(LoadError::Import { .. })) => {
+            return check(
+                ID,
+                true,
+                "filesystem and sockets imports are refused at load (wasi.inert_filesystem_and_sockets = false)",
+            );
+        }
+        Err(error) => return check(ID, false, format!("the probe did not load: {error}")),
+    };
+    let envelope = match host.call("denied_probe", "{}", &CallContext::default()) {
+        Ok(envelope) => envelope,
+        Err(error) => return check(ID, false, format!("the probe's call failed: {error}")),
+    };
+    let Some(attempts) = envelope.data.as_ref() else {
+        return check(ID, false, format!("the probe did not answer: {}", describe(&envelope)));
+    };
+    let allowed: Vec<&str> = attempts
+        .iter()
+        .filter(|(_, outcome)| !outcome.as_str().is_some_and(|text| text.starts_with("denied")))
+        .map(|(attempt, _)| attempt.as_str())
+        .collect();
+    if allowed.is_empty() {
+        let tried: Vec<&str> = attempts.keys().map(String::as_str).collect();
+        check(ID, true, format!("linked, denied: {} all refused and the call answered", tried.join(", ")))
+    } else {
+        check(ID, false, format!("allowed: {}", allowed.join(", ")))
+    }
 }
 
 struct Suite<'a> {
