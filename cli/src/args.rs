@@ -147,6 +147,10 @@ pub enum Command {
         /// A short run (figures are rougher).
         #[arg(long)]
         quick: bool,
+        /// Measure this component instead (load from the cache, a call, a
+        /// whole `harmonia call --mock` process); repeatable.
+        #[arg(long = "plugin", value_name = "PATH")]
+        plugins: Vec<PathBuf>,
     },
     /// Remove every precompiled component from the cache.
     Cache {

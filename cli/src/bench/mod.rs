@@ -11,8 +11,13 @@
 //! - calls per second on one and on two threads;
 //! - resident memory growth over 100,000 calls.
 //!
+//! With `--plugin PATH` (repeatable) it measures those components instead
+//! ([`plugins`]): load from the cache, a call once loaded, and a whole
+//! `harmonia call --mock` process.
+//!
 //! Run it from a release build: `cargo run --release -p harmonia-cli -- bench`.
 
+mod plugins;
 mod stats;
 mod workload;
 
@@ -294,11 +299,20 @@ fn memory(host: &Host, effort: &Effort, out: &mut Report) {
     out.insert("memory_growth_calls", json!(effort.memory_calls));
 }
 
-pub fn run(json_output: bool, quick: bool) -> Result<ExitCode> {
+pub fn run(json_output: bool, quick: bool, plugin_paths: &[std::path::PathBuf]) -> Result<ExitCode> {
     let effort = if quick { &QUICK } else { &FULL };
     let mut out = Report { json: json_output, figures: Map::new() };
     if cfg!(debug_assertions) {
         eprintln!("harmonia: bench figures from a debug build are not representative; use --release");
+    }
+    if !plugin_paths.is_empty() {
+        let plugin_effort = if quick {
+            plugins::PluginEffort { loads: 3, calls: 50, processes: 3 }
+        } else {
+            plugins::PluginEffort { loads: 10, calls: 1_000, processes: 10 }
+        };
+        plugins::run(plugin_paths, &plugin_effort, &mut out)?;
+        return finish(out);
     }
     let trivial_host = trivial(effort, &mut out)?;
     tools(effort, &mut out)?;
@@ -307,9 +321,13 @@ pub fn run(json_output: bool, quick: bool) -> Result<ExitCode> {
     runaway(effort, &mut out)?;
     throughput(&trivial_host, effort, &mut out);
     memory(&trivial_host, effort, &mut out);
+    finish(out)
+}
+
+fn finish(mut out: Report) -> Result<ExitCode> {
     out.insert("cores", json!(std::thread::available_parallelism().map(usize::from).unwrap_or(1)));
     out.insert("release_build", json!(!cfg!(debug_assertions)));
-    if json_output {
+    if out.json {
         outln!("{}", serde_json::to_string(&Value::Object(out.figures))?);
     }
     Ok(ExitCode::SUCCESS)

@@ -29,7 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::TraceKey { config } => validate::print_trace_key(config.as_deref()),
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
-        Command::Bench { json, quick } => crate::bench::run(json, quick),
+        Command::Bench { json, quick, plugins } => crate::bench::run(json, quick, &plugins),
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())
         }
