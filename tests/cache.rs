@@ -51,6 +51,9 @@ fn entries_are_reused_and_broken_ones_rebuilt() {
     let (host, second) = start(dir.path(), 64);
     assert_eq!(second, vec!["hit"; 6]);
     works(&host);
+    // A running host maps its entries, like shared libraries: they may be
+    // replaced or deleted under it, never rewritten in place.
+    drop(host);
 
     let files = entries(dir.path());
     assert_eq!(files.len(), 6);
@@ -63,12 +66,40 @@ fn entries_are_reused_and_broken_ones_rebuilt() {
     let bytes = std::fs::read(truncated).unwrap();
     std::fs::write(truncated, &bytes[..bytes.len() / 3]).unwrap();
     std::fs::write(&files[2], b"").unwrap();
+    let mut trailer_lies = std::fs::read(&files[3]).unwrap();
+    let length_at = trailer_lies.len() - 8;
+    trailer_lies[length_at] ^= 1;
+    std::fs::write(&files[3], &trailer_lies).unwrap();
     let (host, third) = start(dir.path(), 64);
-    assert_eq!(third.iter().filter(|outcome| *outcome == "rebuilt").count(), 3, "{third:?}");
-    assert_eq!(third.iter().filter(|outcome| *outcome == "hit").count(), 3, "{third:?}");
+    assert_eq!(third.iter().filter(|outcome| *outcome == "rebuilt").count(), 4, "{third:?}");
+    assert_eq!(third.iter().filter(|outcome| *outcome == "hit").count(), 2, "{third:?}");
     works(&host);
     let (_, fourth) = start(dir.path(), 64);
     assert_eq!(fourth, vec!["hit"; 6], "rebuilt entries are stored again");
+}
+
+#[test]
+fn a_running_host_keeps_working_when_its_entries_are_replaced_or_deleted() {
+    let dir = TempDir::new("cache-replaced");
+    start(dir.path(), 64);
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes, vec!["hit"; 6]);
+    for (index, entry) in entries(dir.path()).iter().enumerate() {
+        if index % 2 == 0 {
+            std::fs::remove_file(entry).unwrap();
+        } else {
+            let replacement = entry.with_extension("new");
+            std::fs::write(&replacement, b"not an artifact").unwrap();
+            std::fs::rename(&replacement, entry).unwrap();
+        }
+    }
+    for _ in 0..3 {
+        works(&host);
+    }
+    let (host, outcomes) = start(dir.path(), 64);
+    assert_eq!(outcomes.iter().filter(|outcome| *outcome == "miss").count(), 3, "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|outcome| *outcome == "rebuilt").count(), 3, "{outcomes:?}");
+    works(&host);
 }
 
 #[test]

@@ -93,8 +93,7 @@ fn describe(
         Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, config.cache_dir().as_deref())
             .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
     plugin::admit_shape(policy, limits, bytes, &origin).map_err(|error| error.to_string())?;
-    let (component, cache) =
-        plugin::compile(&runtime, bytes, sha256, &origin).map_err(|error| error.to_string())?;
+    let (component, cache) = plugin::compile(&runtime, bytes, &origin).map_err(|error| error.to_string())?;
     plugin::load_compiled(&runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
         .map(|plugin| plugin.info.descriptor)
         .map_err(|error| error.to_string())
