@@ -157,7 +157,14 @@ fn named_tests(contract: &str) -> BTreeSet<String> {
         let spans: Vec<&str> = if in_tests_paragraph {
             backticked(line).collect()
         } else if in_test_table {
-            line.trim_end().trim_end_matches('|').rsplit('|').next().map(backticked).into_iter().flatten().collect()
+            line.trim_end()
+                .trim_end_matches('|')
+                .rsplit('|')
+                .next()
+                .map(backticked)
+                .into_iter()
+                .flatten()
+                .collect()
         } else {
             Vec::new()
         };
@@ -170,7 +177,8 @@ fn named_tests(contract: &str) -> BTreeSet<String> {
 fn every_test_the_document_names_exists() {
     let contract = contract();
     let mut functions = String::new();
-    for file in repository_files().into_iter().filter(|file| file.extension().is_some_and(|ext| ext == "rs")) {
+    for file in repository_files().into_iter().filter(|file| file.extension().is_some_and(|ext| ext == "rs"))
+    {
         functions.push_str(&std::fs::read_to_string(&file).unwrap_or_default());
     }
     let named = named_tests(&contract);
@@ -224,11 +232,14 @@ fn strings(value: &Value, found: &mut Vec<String>) {
 #[test]
 fn call_records_carry_no_argument_values_or_data() {
     let log = Arc::new(MemoryLog::default());
-    let host = Host::builder(HostConfig { mock: true, ..HostConfig::default() }).log(log.clone()).build().unwrap();
-    let context = CallContext { workspace: Some("ws_demo".into()), trace_id: Some("trace-telemetry-1".into()) };
+    let host =
+        Host::builder(HostConfig { mock: true, ..HostConfig::default() }).log(log.clone()).build().unwrap();
+    let context =
+        CallContext { workspace: Some("ws_demo".into()), trace_id: Some("trace-telemetry-1".into()) };
     let query_canary = "canaryquery7f3a";
     let job_canary = "canary-job-55c1";
-    let found = host.call("search_trend_signals", &format!(r#"{{"query": "sqlite {query_canary}"}}"#), &context);
+    let found =
+        host.call("search_trend_signals", &format!(r#"{{"query": "sqlite {query_canary}"}}"#), &context);
     let found = found.unwrap();
     assert!(found.is_success(), "{}", found.to_json());
     let missing = host.call("get_job_status", &format!(r#"{{"job_id": "{job_canary}"}}"#), &context).unwrap();
@@ -254,6 +265,9 @@ fn call_records_carry_no_argument_values_or_data() {
     }
     for record in &records {
         let shown = record.to_string();
-        assert!(!shown.contains(query_canary) && !shown.contains(job_canary), "an argument value is logged: {shown}");
+        assert!(
+            !shown.contains(query_canary) && !shown.contains(job_canary),
+            "an argument value is logged: {shown}"
+        );
     }
 }
