@@ -1,4 +1,4 @@
-//! The contract's fixed tables (CONTRACT.md §1–§3) as data.
+//! The contract's fixed tables (docs/contract.md §1–§3) as data.
 //!
 //! Error categories, the stable error codes with their fixed messages, and
 //! the runtime codes every tool must declare. Envelopes, descriptors and the
@@ -42,7 +42,7 @@ impl fmt::Display for Category {
     }
 }
 
-/// One stable error code of CONTRACT.md §2.
+/// One stable error code of docs/contract.md §2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StableCode {
     /// The code.

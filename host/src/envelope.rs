@@ -1,4 +1,4 @@
-//! The envelope every tool call returns (CONTRACT.md §1).
+//! The envelope every tool call returns (docs/contract.md §1).
 //!
 //! `Envelope` serialises with every key written out (nulls included) and is
 //! parsed strictly: unknown keys anywhere, omitted keys, wrong types and
@@ -114,7 +114,7 @@ impl EvidenceItem {
     }
 }
 
-/// The evidence id of CONTRACT.md §1.
+/// The evidence id of docs/contract.md §1.3.
 pub fn evidence_id(source: &str, provenance: Provenance, reference: Option<&str>) -> String {
     let mut hasher = Sha256::new();
     hasher.update(source.as_bytes());
@@ -247,7 +247,7 @@ impl Envelope {
         self.to_value().to_string()
     }
 
-    /// Check every rule of CONTRACT.md §1.
+    /// Check every rule of docs/contract.md §1.
     pub fn validate(&self) -> Result<(), EnvelopeError> {
         match (self.status, &self.data, &self.error) {
             (Status::Success, Some(_), None) => {}

@@ -1,7 +1,7 @@
 //! The host's log: structured records sent to a sink the embedder chooses.
 //!
 //! Records carry tool and skill names, status, durations, attempts, stable
-//! error fields and trace ids (CONTRACT.md §7). They never carry argument
+//! error fields and trace ids (docs/contract.md §7). They never carry argument
 //! values, data, prompts, answers, tokens or provider bodies. Two records
 //! carry guest-produced text and are marked so: raw trap text and captured
 //! guest stdout/stderr, both at `debug` level.

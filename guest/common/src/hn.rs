@@ -1,4 +1,4 @@
-//! Hacker News search hits as trend signals (CONTRACT.md §3).
+//! Hacker News search hits as trend signals (docs/contract.md §3.6).
 //!
 //! Each hit becomes `{title, url, points, comments}`: the title from
 //! `title`, else `story_title` (a hit with neither is dropped); the url from

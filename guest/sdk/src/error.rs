@@ -1,6 +1,6 @@
 //! Error categories, the typed tool error and the contract's stable codes.
 
-/// The category of a tool error (CONTRACT.md §1).
+/// The category of a tool error (docs/contract.md §2.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
     /// The input was not acceptable.
@@ -84,7 +84,7 @@ contract_codes! {
         "The tool failed to produce a valid result.";
 }
 
-/// The runtime codes every tool declares (CONTRACT.md §2).
+/// The runtime codes every tool declares (docs/contract.md §2.3).
 pub const RUNTIME_ERRORS: [ErrorSpec; 4] =
     [DEPENDENCY_UNAVAILABLE, PROVIDER_REQUEST_REJECTED, TOOL_EXECUTION_FAILED, TOOL_TIMEOUT];
 
@@ -110,7 +110,7 @@ impl ToolError {
         }
     }
 
-    /// The contract's mapping of a workspace read failure (CONTRACT.md §3).
+    /// The contract's mapping of a workspace read failure (docs/contract.md §3.4).
     /// `NotFound` is mapped by the caller where a record was named; here it
     /// means the source is missing data it should have.
     pub fn from_read(error: crate::ReadError) -> Self {

@@ -1,6 +1,6 @@
 //! Strict parsing of a tool's input object.
 //!
-//! Decisions (CONTRACT.md is silent on them):
+//! Decisions (docs/contract.md §3.2 states them; they are taken here):
 //! - the input must be a JSON object; anything else is `invalid_input`;
 //! - a field the tool does not name is `invalid_input`;
 //! - a `null` field reads as absent, because agents often send `null` for

@@ -1,4 +1,4 @@
-//! The liaison's final answer (CONTRACT.md §5), parsed strictly.
+//! The liaison's final answer (docs/contract.md §5.0.1), parsed strictly.
 //!
 //! Every key is required and unknown keys are rejected at every level. A
 //! parse failure is a one-line reason that starts with the JSON path it is

@@ -1,4 +1,4 @@
-//! The attempt rule (CONTRACT.md §5, rule 4), decided in one place for the
+//! The attempt rule (docs/contract.md §5.4), decided in one place for the
 //! session's guard and for the validator.
 //!
 //! An invocation uses one tool, at most twice, and the second attempt is a

@@ -1,5 +1,5 @@
 //! The liaison layer: skills, guarded sessions, the trace and the answer
-//! validator (CONTRACT.md §4–§5).
+//! validator (docs/contract.md §4–§5).
 //!
 //! Parts:
 //! - [`skills`]: skill files, their hashes, and their agreement with the

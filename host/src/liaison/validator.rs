@@ -1,4 +1,4 @@
-//! The answer validator (CONTRACT.md §5): binds the liaison's final answer
+//! The answer validator (docs/contract.md §5): binds the liaison's final answer
 //! to the skill it loaded and to what its tools returned in this invocation.
 //!
 //! [`validate`] checks the rules in the contract's order and reports the

@@ -6,7 +6,7 @@
 //! the environment variable the config names, at each read) and
 //! `x-workspace-id`. A token holding a control character (CR, LF, ...) is
 //! a configuration error at start and an unauthorized read (no request)
-//! later; the ids `.` and `..` are not found without a request. Statuses map as CONTRACT.md §3: 401/403 unauthorized,
+//! later; the ids `.` and `..` are not found without a request. Statuses map as docs/contract.md §3.4: 401/403 unauthorized,
 //! 404 on a job not found, other 4xx except 429 rejected, 429 and 5xx
 //! unavailable. Bodies of failures are dropped unread beyond the cap and
 //! never passed on. The feed's freshness comes from the body's top-level

@@ -22,7 +22,7 @@
 //!      coordinated with it ("I read the job and published act-1");
 //!   2. a passive with the liaison as agent ("was approved by Harmonia");
 //!   3. an effect noun the liaison owns ("my approval");
-//!   4. an approval, publishing or execution receipt (CONTRACT.md §5.7).
+//!   4. an approval, publishing or execution receipt (docs/contract.md §5.7).
 //!
 //! What stays allowed: negations in the chain or the clause ("I cannot
 //! approve", "nothing was published by me", "I approved nothing"), other
