@@ -329,8 +329,11 @@ impl HostConfig {
                 return invalid(format!("limits.{key} must be {} to {}", range.start(), range.end()));
             }
         }
-        if self.public_web.max_body_kib == 0 || self.workspace.max_body_kib == 0 {
-            return invalid("max_body_kib must be positive".into());
+        if self.public_web.max_body_kib == 0 {
+            return invalid("public_web.max_body_kib must be positive".into());
+        }
+        if self.workspace.max_body_kib == 0 {
+            return invalid("workspace.max_body_kib must be positive".into());
         }
         for origin in &self.public_web.allow {
             if crate::capability::url::Origin::parse_origin(origin).is_none() {
