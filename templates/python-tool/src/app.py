@@ -62,6 +62,6 @@ class Tool(exports.Tool):
         # Anything else raised here is a bug in the tool: the component traps
         # and the host answers `tool_execution_failed`.
         return types.Output(
-            data=json.dumps(output.data),
+            data=json.dumps(output.data, allow_nan=False),
             evidence=[types.EvidenceItem(item.source, item.reference) for item in output.evidence],
         )
