@@ -33,7 +33,8 @@ struct Template {
     toolchain: &'static str,
 }
 
-const PYTHON: Template = Template { dir: "python-tool", toolchain: "target/test-deps/venv/bin/componentize-py" };
+const PYTHON: Template =
+    Template { dir: "python-tool", toolchain: "target/test-deps/venv/bin/componentize-py" };
 const JS: Template =
     Template { dir: "js-tool", toolchain: "target/test-deps/node/node_modules/.bin/componentize-js" };
 
@@ -141,7 +142,8 @@ fn js_template_imports_nothing_but_its_capability() {
     config.plugins.files = vec![built(JS).path.clone()];
     let host = Host::new(config).expect("the JS template loads under the default config");
     let info = host.tools().next().expect("one tool");
-    let mut imports: Vec<&str> = info.imports.iter().map(|name| name.split('@').next().unwrap_or(name)).collect();
+    let mut imports: Vec<&str> =
+        info.imports.iter().map(|name| name.split('@').next().unwrap_or(name)).collect();
     imports.sort_unstable();
     assert_eq!(imports, ["harmonia:tools/public-web", "harmonia:tools/types"], "{:?}", info.imports);
 }
