@@ -228,6 +228,9 @@ fn both_templates_apply_the_rust_sdks_input_rules() {
         (nested(128), Some("invalid_input")),
         (nested(10_000), Some("invalid_input")),
         (format!("{}{}", "{\"a\":".repeat(5_000), "}".repeat(5_000)), Some("invalid_input")),
+        // An open string of escaped quotes: a scanner that retried its string
+        // pattern at every quote would run into the deadline (tool_timeout).
+        (format!(r#"{{"min_points": "{}"#, r#"\""#.repeat(300_000)), Some("invalid_input")),
     ];
     let hosts = [(PYTHON, mock_host(PYTHON)), (JS, mock_host(JS))];
     for (input, expected) in &cases {

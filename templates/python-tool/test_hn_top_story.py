@@ -110,6 +110,14 @@ class InputRules(unittest.TestCase):
         with self.assertRaises(ht.ToolError):
             self.read('{"limit": %s}' % past)
 
+    def test_an_open_string_of_escaped_quotes_is_scanned_once(self):
+        # Retrying the string pattern at every escaped quote would take hours
+        # on this; one linear pass takes milliseconds.
+        hostile = '{"limit": "' + '\\"' * 500_000
+        self.assertFalse(ht.too_deep(hostile))
+        with self.assertRaises(ht.ToolError):
+            self.read(hostile)
+
     def test_lone_surrogates_are_refused(self):
         for text in ['{"limit": "\\ud800"}', '{"\\udc00": 1}']:
             with self.assertRaises(ht.ToolError, msg=text):

@@ -71,8 +71,11 @@ export const evidence = (source, reference = null) => ({ source, reference });
 export const MAX_DEPTH = 127;
 
 // One JSON token: a whole string (so brackets inside it do not count), a
-// number, a literal word or a punctuation mark; whitespace is skipped.
-const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"|-?[0-9][-+0-9.eE]*|[a-z]+|[[\]{}:,]/g;
+// number, a literal word or a punctuation mark; whitespace is skipped. A
+// string left open runs to the end of the text: matching it once keeps the
+// scan linear (retrying at every escaped quote would be quadratic), and
+// JSON.parse refuses such text anyway.
+const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|-?[0-9][-+0-9.eE]*|[a-z]+|[[\]{}:,]/g;
 
 /**
  * One pass over JSON text, no recursion: whether it nests deeper than

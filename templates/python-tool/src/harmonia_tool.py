@@ -136,8 +136,11 @@ class Output:
 # draws the line at the same place.
 MAX_DEPTH = 127
 
-# A JSON string (skipped whole, so brackets inside it do not count) or a bracket.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+# A JSON string (skipped whole, so brackets inside it do not count) or a
+# bracket. A string left open runs to the end of the text: matching it once
+# keeps the scan linear (retrying at every escaped quote would be quadratic),
+# and the parser refuses such text anyway.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
 def too_deep(text, limit=MAX_DEPTH):
