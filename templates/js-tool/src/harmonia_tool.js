@@ -182,6 +182,9 @@ export function clampedInteger(input, name, fallback, low, high) {
   if (typeof value !== 'number' || typeof literal !== 'string' || !INTEGER_LITERAL.test(literal) || literal === '-0') {
     throw invalidInput();
   }
+  // A 64-bit integer has at most 20 digits: longer literals are refused
+  // before BigInt reads them (no engine promises a linear decimal parse).
+  if (literal.length > (literal.startsWith('-') ? 21 : 20)) throw invalidInput();
   const integer = BigInt(literal);
   if (integer < I64_MIN || integer > U64_MAX) throw invalidInput();
   const clamped = integer < BigInt(low) ? BigInt(low) : integer > BigInt(high) ? BigInt(high) : integer;
