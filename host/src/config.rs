@@ -16,7 +16,7 @@
 //! | `limits.fuel` | none (epoch deadlines only) |
 //! | `limits.max_concurrent_calls` | 64; further calls wait, bounded by their deadline |
 //! | `limits.pooling` | `true` |
-//! | `limits.max_core_instances_per_component` | 32; 1 to 1000 |
+//! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |
 //! | `limits.max_tables_per_component` | 32; 1 to 1000 |
 //! | `wasi.inert_filesystem_and_sockets` | `true`: filesystem and sockets imports are linked and deny everything; `false` refuses them at load |
@@ -144,7 +144,7 @@ impl Default for LimitsConfig {
             fuel: None,
             max_concurrent_calls: 64,
             pooling: true,
-            max_core_instances_per_component: 32,
+            max_core_instances_per_component: 64,
             max_memories_per_component: 4,
             max_tables_per_component: 32,
         }

@@ -26,8 +26,9 @@ pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
 /// How many core instances, memories and tables one component may create.
 ///
 /// The defaults fit language runtimes: a componentize-py (CPython)
-/// component creates 14 core instances, a componentize-js (SpiderMonkey)
-/// one fewer; a Rust tool creates 3.
+/// component creates 14 core instances (38 when built with `--stub-wasi`,
+/// which imports no WASI at all); a componentize-js (SpiderMonkey)
+/// component creates 3, as a Rust tool does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ComponentLimits {
     /// Core module instances.
