@@ -220,11 +220,36 @@ export function fetchWith(get, url) {
   }
 }
 
-/** A response body (bytes) as JSON, or `dependency_unavailable`. */
+/**
+ * A response body (bytes) as JSON, or `dependency_unavailable`. Lighter
+ * than the input's rules, because a body is only read, never echoed whole:
+ * nesting past `MAX_DEPTH` is refused (a body with fewer brackets than that
+ * skips the scan), and strings are checked only where they reach the
+ * output (`outputString`).
+ */
 export function parseBody(body) {
   try {
-    return parseStrict(new TextDecoder('utf-8', { fatal: true }).decode(body)).value;
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    if (bracketsExceed(text, MAX_DEPTH) && scan(text).tooDeep) throw new SyntaxError('nested too deep');
+    return JSON.parse(text);
   } catch {
     throw dependencyUnavailable();
   }
+}
+
+/** Whether `text` holds more than `limit` opening brackets (native searches, stopping early). */
+function bracketsExceed(text, limit) {
+  let count = 0;
+  for (const bracket of ['[', '{']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      count += 1;
+      if (count > limit) return true;
+    }
+  }
+  return false;
+}
+
+/** `value` if it is a string that can cross the component boundary (no lone surrogate), else null. */
+export function outputString(value) {
+  return typeof value === 'string' && !LONE_SURROGATE.test(value) ? value : null;
 }

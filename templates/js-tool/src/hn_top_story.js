@@ -54,7 +54,7 @@ export function run(get, inputText) {
 
 function qualifies(hit, minPoints) {
   if (hit === null || typeof hit !== 'object' || Array.isArray(hit)) return false;
-  if (typeof hit.title !== 'string' || typeof hit.url !== 'string') return false;
+  if (ht.outputString(hit.title) === null || ht.outputString(hit.url) === null) return false;
   // A story whose points are missing or not a whole number counts as 0.
   const points = Number.isSafeInteger(hit.points) && hit.points >= 0 ? hit.points : 0;
   return points >= minPoints;

@@ -245,13 +245,34 @@ def fetch(get, url):
 
 
 def parse_body(body):
-    """A response body as JSON, or `dependency_unavailable`."""
+    """A response body as JSON, or `dependency_unavailable`.
+
+    Lighter than the input's rules, because a body is only read, never
+    echoed whole: nesting past `MAX_DEPTH` is refused (a body with fewer
+    brackets than that skips the scan), NaN and Infinity are refused, and
+    strings are checked only where they reach the output
+    (`output_string`)."""
     try:
-        return loads_strict(body.decode("utf-8"))
+        text = body.decode("utf-8")
+        if text.count("[") + text.count("{") > MAX_DEPTH and too_deep(text):
+            raise ValueError("nested too deep")
+        return json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError, UnicodeError):
         raise dependency_unavailable() from None
 
 
+def output_string(value):
+    """`value` if it is a string that can cross the component boundary (no
+    lone surrogate), else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
 def unsigned_or_zero(value):
-    """A JSON integer from 0 to 2^64-1 (as `loads_strict` reads it), else 0."""
-    return value if type(value) is int and value >= 0 else 0
+    """A JSON integer from 0 to 2^64-1, else 0."""
+    return value if type(value) is int and 0 <= value <= _U64_MAX else 0

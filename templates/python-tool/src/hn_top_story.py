@@ -60,7 +60,7 @@ def run(get, input_text):
 def _qualifies(hit, min_points):
     if not isinstance(hit, dict):
         return False
-    if not isinstance(hit.get("title"), str) or not isinstance(hit.get("url"), str):
+    if ht.output_string(hit.get("title")) is None or ht.output_string(hit.get("url")) is None:
         return False
     # A story whose points are missing or not a whole number counts as 0.
     return ht.unsigned_or_zero(hit.get("points")) >= min_points
