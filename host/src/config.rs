@@ -32,7 +32,7 @@
 //! | `cache.enabled` | `true` |
 //! | `trace.key_file` | the user's data dir, `harmonia/trace-key`, generated on first use |
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -61,7 +61,7 @@ pub enum ConfigError {
 }
 
 /// The whole configuration.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// Serve every capability from built-in fixtures (provenance `mock`).
@@ -83,7 +83,7 @@ pub struct HostConfig {
 }
 
 /// Trace signing.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceConfig {
     /// The host's ed25519 trace key (64 hex digits, mode 0600), generated
@@ -92,7 +92,7 @@ pub struct TraceConfig {
 }
 
 /// Which plugins to load.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PluginsConfig {
     /// Load the six built-in tools.
@@ -112,7 +112,7 @@ impl Default for PluginsConfig {
 }
 
 /// Per-call limits.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
     /// Linear memory per instance, MiB.
@@ -152,7 +152,7 @@ impl Default for LimitsConfig {
 }
 
 /// WASI switches.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WasiConfig {
     /// Admit filesystem and sockets imports (language runtimes import
@@ -169,7 +169,7 @@ impl Default for WasiConfig {
 }
 
 /// The public web capability.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PublicWebConfig {
     /// Allowed origins, `scheme://host[:port]`.
@@ -187,7 +187,7 @@ impl Default for PublicWebConfig {
 }
 
 /// Where workspace data comes from.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkspaceSourceKind {
     /// The embedded SQLite store (opened read-only).
@@ -200,7 +200,7 @@ pub enum WorkspaceSourceKind {
 }
 
 /// The workspace capability.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkspaceConfig {
     /// The source.
@@ -228,7 +228,7 @@ impl Default for WorkspaceConfig {
 }
 
 /// The precompiled component cache.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     /// Use the cache.
@@ -404,6 +404,61 @@ mod tests {
         assert_eq!(config.limits.memory_mib, 64);
         assert_eq!(config.public_web.allow, vec!["https://hn.algolia.com".to_owned()]);
         assert!(config.plugins.builtin);
+    }
+
+    /// `key = value` lines of the README's configuration block with their
+    /// table, skipping lines marked as examples.
+    fn readme_defaults(block: &str) -> Vec<(Vec<String>, toml::Value)> {
+        let mut table: Vec<String> = Vec::new();
+        let mut shown = Vec::new();
+        for line in block.lines() {
+            let (code, comment) = line.split_once('#').unwrap_or((line, ""));
+            let code = code.trim();
+            if code.starts_with('[') {
+                table = code.trim_matches(['[', ']']).split('.').map(str::to_owned).collect();
+            } else if let Some((key, value)) = code.split_once(" = ")
+                && !comment.contains("example")
+            {
+                let value: toml::Table = toml::from_str(&format!("v = {value}")).unwrap();
+                let mut path = table.clone();
+                path.push(key.trim().trim_matches('"').to_owned());
+                shown.push((path, value["v"].clone()));
+            }
+        }
+        shown
+    }
+
+    fn leaves(value: &toml::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match value {
+            toml::Value::Table(table) => {
+                for (key, inner) in table {
+                    path.push(key.clone());
+                    leaves(inner, path, out);
+                    path.pop();
+                }
+            }
+            toml::Value::Array(items) if items.is_empty() => {}
+            _ => out.push(path.clone()),
+        }
+    }
+
+    #[test]
+    fn the_readme_configuration_shows_every_default() {
+        let readme = include_str!("../../README.md");
+        let section = readme.split("\n## Configuration\n").nth(1).expect("a Configuration section");
+        let block = section.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        HostConfig::from_toml_str(block).expect("the README's configuration is valid");
+        let defaults = toml::Value::try_from(HostConfig::default()).unwrap();
+        let shown = readme_defaults(block);
+        for (path, value) in &shown {
+            let expected = path.iter().try_fold(&defaults, |value, key| value.get(key));
+            assert_eq!(Some(value), expected, "README shows {} = {value}", path.join("."));
+        }
+        let mut every = Vec::new();
+        leaves(&defaults, &mut Vec::new(), &mut every);
+        for path in every {
+            assert!(shown.iter().any(|(shown, _)| *shown == path), "README does not show {}", path.join("."));
+        }
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl HostBuilder {
         if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
-        let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+        let policy = ImportPolicy::from(&config.wasi);
         let limits = CallLimits::from(&config.limits);
         let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
         if config.plugins.builtin {

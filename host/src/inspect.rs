@@ -52,7 +52,7 @@ pub struct Inspection {
 pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, String> {
     let shape = ComponentShape::read(bytes)
         .map_err(|error| format!("{origin}: not a valid WebAssembly component: {error}"))?;
-    let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+    let policy = ImportPolicy::from(&config.wasi);
     let grants = shape
         .imports
         .iter()
@@ -87,7 +87,7 @@ fn describe(
     sha256: &str,
     origin: PluginOrigin,
 ) -> Result<Descriptor, String> {
-    let policy = ImportPolicy { inert_filesystem_and_sockets: config.wasi.inert_filesystem_and_sockets };
+    let policy = ImportPolicy::from(&config.wasi);
     let limits = CallLimits::from(&config.limits);
     let runtime =
         Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, config.cache_dir().as_deref())

@@ -101,7 +101,13 @@ pub struct ImportPolicy {
 
 impl Default for ImportPolicy {
     fn default() -> Self {
-        Self { inert_filesystem_and_sockets: true }
+        Self::from(&crate::config::WasiConfig::default())
+    }
+}
+
+impl From<&crate::config::WasiConfig> for ImportPolicy {
+    fn from(wasi: &crate::config::WasiConfig) -> Self {
+        Self { inert_filesystem_and_sockets: wasi.inert_filesystem_and_sockets }
     }
 }
 
