@@ -125,13 +125,22 @@ export function scan(text, limit = MAX_DEPTH) {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * True when `text` holds a lone surrogate. `isWellFormed` is native; the
+ * regular expression is the fallback for engines without it (a regular
+ * expression is compiled afresh in every call's new instance).
+ */
+function loneSurrogateIn(text) {
+  return typeof text.isWellFormed === 'function' ? !text.isWellFormed() : LONE_SURROGATE.test(text);
+}
+
 /** True when a string anywhere in `value` (keys included) holds a lone surrogate. */
 function hasLoneSurrogate(value) {
   const pending = [value];
   while (pending.length > 0) {
     const next = pending.pop();
     if (typeof next === 'string') {
-      if (LONE_SURROGATE.test(next)) return true;
+      if (loneSurrogateIn(next)) return true;
     } else if (next !== null && typeof next === 'object') {
       for (const [member, inner] of Object.entries(next)) pending.push(member, inner);
     }
@@ -145,11 +154,19 @@ function hasLoneSurrogate(value) {
  * component boundary as a string). Throws SyntaxError.
  */
 export function parseStrict(text) {
-  const scanned = scan(text);
+  // Text with few brackets and no digit cannot nest too deep or hold a
+  // number literal: the scan (a regular expression, compiled afresh in
+  // every call's new instance) is skipped.
+  const scanned = bracketsExceed(text, MAX_DEPTH) || hasDigit(text) ? scan(text) : { tooDeep: false, literals: new Map() };
   if (scanned.tooDeep) throw new SyntaxError('nested too deep');
   const value = JSON.parse(text);
   if (hasLoneSurrogate(value)) throw new SyntaxError('lone surrogate');
   return { value, literals: scanned.literals };
+}
+
+/** Whether `text` holds a decimal digit (native searches). */
+function hasDigit(text) {
+  return [...'0123456789'].some((digit) => text.includes(digit));
 }
 
 /** The input's fields, or `invalid_input` unless the input is a JSON object whose keys are all in `allowed`. */
@@ -251,5 +268,5 @@ function bracketsExceed(text, limit) {
 
 /** `value` if it is a string that can cross the component boundary (no lone surrogate), else null. */
 export function outputString(value) {
-  return typeof value === 'string' && !LONE_SURROGATE.test(value) ? value : null;
+  return typeof value === 'string' && !loneSurrogateIn(value) ? value : null;
 }
