@@ -4,10 +4,11 @@
 //! component it checks (`load.denied_links`), and the hostile tests assert
 //! that every attempt is denied while the call still answers.
 
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
 use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
 use serde_json::{Map, Value, json};
 
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 struct DeniedProbe;
 
 impl Tool for DeniedProbe {
