@@ -8,9 +8,15 @@
 //! each scenario is also written as an evaluation case. Sessions sign
 //! their traces with a key the demo generates in memory; the export writes
 //! its public half to `trace-key.pub`.
+//!
+//! Parts: [`scenarios`] (the stage and a scenario), [`grounded`] (accepted
+//! answers), [`rejections`] (the table of one rejection per rule),
+//! [`answers`] (answer builders), [`flaky`] (a source that fails on cue).
 
 mod answers;
 mod flaky;
+mod grounded;
+mod rejections;
 mod scenarios;
 
 use anyhow::{Context, Result, bail};
