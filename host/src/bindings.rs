@@ -14,7 +14,7 @@
 use crate::capability::public_web::{PublicWebSource, WebFailure};
 use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource, guest_read};
 use crate::capability::{Receipt, remaining};
-use crate::limits::{CallLimiter, ComponentLimits, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES};
+use crate::limits::{CallLimiter, ComponentLimits, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES, MAX_RESOURCES};
 use crate::wasi::{BoundedIo, BoundedWaits, CapturedStdio};
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,9 +70,6 @@ pub struct CallState {
     /// A use past the per-call capability limits was refused.
     pub(crate) capability_limit: bool,
 }
-
-/// Most resources (streams, pollables) a guest may hold at once.
-const MAX_RESOURCES: usize = 1_000;
 
 impl CallState {
     pub(crate) fn new(

@@ -301,32 +301,41 @@ impl HostConfig {
     pub fn check(&self) -> Result<(), ConfigError> {
         let invalid = |message: String| Err(ConfigError::Invalid(message));
         let limits = &self.limits;
-        if !(1..=4096).contains(&limits.memory_mib) {
-            return invalid("limits.memory_mib must be 1 to 4096".into());
+        let out_of = |key: &str, range: &std::ops::RangeInclusive<u32>| {
+            invalid(format!("limits.{key} must be {} to {}", range.start(), range.end()))
+        };
+        if !crate::limits::MEMORY_MIB.contains(&limits.memory_mib) {
+            return out_of("memory_mib", &crate::limits::MEMORY_MIB);
         }
         if limits.max_deadline_ms.is_some_and(|ms| ms == 0) {
             return invalid("limits.max_deadline_ms must be positive".into());
         }
-        if !WASM_STACK_KIB.contains(&limits.wasm_stack_kib) {
-            return invalid(format!(
-                "limits.wasm_stack_kib must be {} to {}",
-                WASM_STACK_KIB.start(),
-                WASM_STACK_KIB.end()
-            ));
+        if !crate::limits::WASM_STACK_KIB.contains(&limits.wasm_stack_kib) {
+            return out_of("wasm_stack_kib", &crate::limits::WASM_STACK_KIB);
         }
         if limits.fuel == Some(0) {
             return invalid("limits.fuel must be positive when set".into());
         }
-        if !(1..=1024).contains(&limits.max_concurrent_calls) {
-            return invalid("limits.max_concurrent_calls must be 1 to 1024".into());
-        }
         for (key, value, range) in [
-            ("max_core_instances_per_component", limits.max_core_instances_per_component, 1..=1000),
-            ("max_memories_per_component", limits.max_memories_per_component, 1..=100),
-            ("max_tables_per_component", limits.max_tables_per_component, 1..=1000),
+            ("max_concurrent_calls", limits.max_concurrent_calls, crate::limits::CONCURRENT_CALLS),
+            (
+                "max_core_instances_per_component",
+                limits.max_core_instances_per_component,
+                crate::limits::CORE_INSTANCES_PER_COMPONENT,
+            ),
+            (
+                "max_memories_per_component",
+                limits.max_memories_per_component,
+                crate::limits::MEMORIES_PER_COMPONENT,
+            ),
+            (
+                "max_tables_per_component",
+                limits.max_tables_per_component,
+                crate::limits::TABLES_PER_COMPONENT,
+            ),
         ] {
             if !range.contains(&value) {
-                return invalid(format!("limits.{key} must be {} to {}", range.start(), range.end()));
+                return out_of(key, &range);
             }
         }
         if self.public_web.max_body_kib == 0 {
@@ -388,10 +397,8 @@ pub(crate) fn one_line(text: &str) -> String {
     }
 }
 
-/// The wasm stack sizes the engine accepts: wasmtime refuses a wasm stack
-/// larger than the host stack it reserves for a call (2 MiB). Calls run on
-/// the caller's thread, which needs this much stack plus its own frames.
-pub const WASM_STACK_KIB: std::ops::RangeInclusive<u32> = 64..=2048;
+/// The wasm stack sizes the engine accepts (see [`crate::limits`]).
+pub use crate::limits::WASM_STACK_KIB;
 
 #[cfg(test)]
 mod tests {

@@ -59,7 +59,7 @@ pub struct Descriptor {
 }
 
 /// Shortest and longest allowed deadline.
-pub const DEADLINE_RANGE_MS: std::ops::RangeInclusive<u32> = 1_000..=120_000;
+pub use crate::limits::DEADLINE_RANGE_MS;
 
 /// Why a descriptor is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -22,7 +22,7 @@
 use crate::bindings::CallState;
 use crate::cache::ComponentCache;
 use crate::config::LimitsConfig;
-use crate::limits::{ComponentLimits, MAX_TABLE_ELEMENTS};
+use crate::limits::{ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,16 +33,6 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 
 /// Interval between epoch ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
-
-/// Bytes of each memory and table rewritten in place (not returned to the
-/// kernel) when a slot is reset. The built-in guests put a 128 KiB shadow
-/// stack first (`guest/.cargo/config.toml`), so a small call's hot pages
-/// (stack top, data, heap start) fall inside this window and take no page
-/// fault on the next call; memsetting more costs more than it saves.
-pub const KEEP_RESIDENT: usize = 256 * 1024;
-
-/// Component instances kept beyond the call slots (for `describe` at load).
-const SPARE_INSTANCES: u32 = 8;
 
 /// The wasmtime configuration for these limits.
 pub fn engine_config(limits: &LimitsConfig) -> Config {

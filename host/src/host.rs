@@ -9,7 +9,7 @@ use crate::config::{ConfigError, HostConfig};
 use crate::contract;
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
-use crate::envelope::{Envelope, MAX_DATA_BYTES};
+use crate::envelope::Envelope;
 use crate::log::{Level, LogSink, Logger, NullLog};
 use crate::plugin::{self, LoadError, Plugin, PluginInfo, PluginOrigin};
 use crate::policy::{ImportPolicy, World};
@@ -70,7 +70,7 @@ pub struct CallRecord {
 }
 
 /// Largest input text, bytes; larger inputs are `invalid_input` unread.
-pub const MAX_INPUT_BYTES: usize = MAX_DATA_BYTES;
+pub use crate::limits::MAX_INPUT_BYTES;
 
 struct Inner {
     runtime: Runtime,

@@ -12,10 +12,13 @@
 //! - [`descriptor`]: a tool's declared contract and its validation.
 //! - [`policy`]: which imports each world is granted, as data.
 //! - [`engine`]: the engine, epoch ticker, shared linker, call slots.
+//! - [`component_shape`]: a component's imports, exports and counts, read
+//!   from its bytes before anything is compiled.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
 //! - [`cache`]: precompiled components on disk, checked before use.
 //! - [`sandbox`]: one call: fresh store, limits, outcome to envelope.
-//! - [`limits`]: the per-store resource limiter.
+//! - [`limits`]: every limit in one place (fixed ones, the config's
+//!   ranges, the per-component counts) and the per-store resource limiter.
 //! - [`wasi`]: the WASI grant (nothing) and captured stdio.
 //! - [`capability`]: public web and workspace, with receipts.
 //! - [`bindings`]: host-side WIT bindings and per-call store data.

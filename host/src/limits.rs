@@ -1,6 +1,9 @@
-//! Per-call resource limits: memory, tables and instances, with the refused
-//! memory growth remembered so a Rust guest's abort after an allocation
-//! failure is reported as the memory limit it was.
+//! Every limit of the host, in one place: the fixed ones as constants, the
+//! configurable ones as the ranges `config` accepts, and the store's
+//! limiter, which remembers a refused memory growth so a Rust guest's abort
+//! after an allocation failure is reported as the memory limit it was.
+//! (The envelope's own bounds, data size and evidence count, are part of
+//! the contract and live with the envelope.)
 //!
 //! [`ComponentLimits`] (from `limits.max_core_instances_per_component`,
 //! `limits.max_memories_per_component` and `limits.max_tables_per_component`)
@@ -10,7 +13,51 @@
 //! store's [`CallLimiter`].
 
 use crate::config::LimitsConfig;
+use std::ops::RangeInclusive;
+use std::time::Duration;
 use wasmtime::ResourceLimiter;
+
+/// Largest input a call takes, bytes (the envelope's data bound).
+pub const MAX_INPUT_BYTES: usize = crate::envelope::MAX_DATA_BYTES;
+/// Deadline of `describe` at load.
+pub const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
+/// Deadlines a descriptor may declare, ms.
+pub const DEADLINE_RANGE_MS: RangeInclusive<u32> = 1_000..=120_000;
+/// Most bytes copied between guest and host in one host call or one
+/// result (wasmtime's hostcall fuel): room for the largest valid output
+/// (1 MiB of data and 100 evidence items), not for more.
+pub const HOSTCALL_FUEL: usize = 2 * 1024 * 1024;
+/// Most resources (streams, pollables) a guest may hold at once.
+pub const MAX_RESOURCES: usize = 1_000;
+/// Bytes of stdout and of stderr kept per call.
+pub const CAPTURE_CAP: usize = 16 * 1024;
+/// Most random bytes one `get-random-bytes` call may ask for (the host
+/// allocates them before copying, so an uncapped request costs host memory).
+pub const RANDOM_CAP: u64 = 64 * 1024;
+/// Bytes of each memory and table rewritten in place (not returned to the
+/// kernel) when a pool slot is reset. The built-in guests put a 128 KiB
+/// shadow stack first (`guest/.cargo/config.toml`), so a small call's hot
+/// pages (stack top, data, heap start) fall inside this window and take no
+/// page fault on the next call; memsetting more costs more than it saves.
+pub const KEEP_RESIDENT: usize = 256 * 1024;
+/// Component instances the pool keeps beyond the call slots (for
+/// `describe` at load).
+pub const SPARE_INSTANCES: u32 = 8;
+
+/// `limits.memory_mib`.
+pub const MEMORY_MIB: RangeInclusive<u32> = 1..=4096;
+/// `limits.max_concurrent_calls`.
+pub const CONCURRENT_CALLS: RangeInclusive<u32> = 1..=1024;
+/// `limits.wasm_stack_kib`: wasmtime refuses a wasm stack larger than the
+/// host stack it reserves for a call (2 MiB). Calls run on the caller's
+/// thread, which needs this much stack plus its own frames.
+pub const WASM_STACK_KIB: RangeInclusive<u32> = 64..=2048;
+/// `limits.max_core_instances_per_component`.
+pub const CORE_INSTANCES_PER_COMPONENT: RangeInclusive<u32> = 1..=1000;
+/// `limits.max_memories_per_component`.
+pub const MEMORIES_PER_COMPONENT: RangeInclusive<u32> = 1..=100;
+/// `limits.max_tables_per_component`.
+pub const TABLES_PER_COMPONENT: RangeInclusive<u32> = 1..=1000;
 
 /// Most elements one table may grow to (also the pooling allocator's
 /// per-table reservation).

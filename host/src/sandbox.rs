@@ -35,12 +35,9 @@ use crate::limits::ComponentLimits;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-/// Most bytes copied between guest and host in one host call or one
-/// result: room for the largest valid output (1 MiB of data and 100
-/// evidence items), not for more.
-const HOSTCALL_FUEL: usize = 2 * 1024 * 1024;
 /// Deadline of `describe` at load.
-pub const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
+pub use crate::limits::DESCRIBE_DEADLINE;
+use crate::limits::HOSTCALL_FUEL;
 
 /// Limits applied to every call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

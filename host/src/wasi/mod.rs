@@ -29,11 +29,7 @@ use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiView};
 use wasmtime_wasi_io::bytes::Bytes;
 
-/// Bytes of stdout and of stderr kept per call.
-pub const CAPTURE_CAP: usize = 16 * 1024;
-/// Most random bytes one `get-random-bytes` call may ask for (the host
-/// allocates them before copying, so an uncapped request costs host memory).
-pub const RANDOM_CAP: u64 = 64 * 1024;
+pub use crate::limits::{CAPTURE_CAP, RANDOM_CAP};
 
 /// Store data whose `wasi:io` waits are bounded by a deadline.
 pub trait BoundedWaits {
