@@ -271,11 +271,6 @@ impl Host {
         self.plugin(tool).map(|plugin| &plugin.info.descriptor)
     }
 
-    /// The wasmtime engine (for inspection and benchmarks).
-    pub fn engine(&self) -> &wasmtime::Engine {
-        &self.inner.runtime.engine
-    }
-
     fn plugin(&self, tool: &str) -> Option<&Plugin> {
         self.inner.by_name.get(tool).map(|&index| &self.inner.plugins[index])
     }

@@ -10,18 +10,18 @@
 //! - [`contract`]: the contract's tables: categories, stable error codes.
 //! - [`envelope`]: the envelope, strict parsing and validation, evidence ids.
 //! - [`descriptor`]: a tool's declared contract and its validation.
-//! - [`policy`]: which imports each world is granted, as data.
-//! - [`engine`]: the engine, epoch ticker, shared linker, call slots.
+//! - `policy`: which imports each world is granted, as data.
+//! - `engine`: the engine, epoch ticker, shared linker, call slots.
 //! - [`component_shape`]: a component's imports, exports and counts, read
 //!   from its bytes before anything is compiled.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
 //! - [`cache`]: precompiled components on disk, checked before use.
-//! - [`sandbox`]: one call: fresh store, limits, outcome to envelope.
-//! - [`limits`]: every limit in one place (fixed ones, the config's
+//! - `sandbox`: one call: fresh store, limits, outcome to envelope.
+//! - `limits`: every limit in one place (fixed ones, the config's
 //!   ranges, the per-component counts) and the per-store resource limiter.
-//! - [`wasi`]: the WASI grant (nothing) and captured stdio.
+//! - `wasi`: the WASI grant (nothing) and captured stdio.
 //! - [`capability`]: public web and workspace, with receipts.
-//! - [`bindings`]: host-side WIT bindings and per-call store data.
+//! - `bindings`: host-side WIT bindings and per-call store data.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
@@ -29,7 +29,9 @@
 //! - [`log`]: structured log records and sinks.
 //! - [`time`]: RFC 3339 timestamps.
 
-pub mod bindings;
+// The embedder's API: the host, its config and errors, the envelope and the
+// contract, capabilities (sources an embedder may supply), the liaison,
+// conformance, inspection, the cache's maintenance, logging.
 pub mod cache;
 pub mod capability;
 pub mod component_shape;
@@ -37,18 +39,27 @@ pub mod config;
 pub mod conformance;
 pub mod contract;
 pub mod descriptor;
-pub mod engine;
 pub mod envelope;
 pub mod host;
 pub mod inspect;
 pub mod liaison;
-pub mod limits;
 pub mod log;
 pub mod plugin;
-pub mod policy;
-pub mod sandbox;
 pub mod time;
-pub mod wasi;
+
+// The machinery behind it, private so it can change freely.
+mod bindings;
+mod engine;
+mod limits;
+mod policy;
+mod sandbox;
+mod wasi;
+
+pub use limits::{
+    CAPTURE_CAP, DEADLINE_RANGE_MS, DESCRIBE_DEADLINE, MAX_CAPABILITY_USES, MAX_INPUT_BYTES,
+    MAX_RECEIPT_BYTES, RANDOM_CAP,
+};
+pub use policy::{Grant, ImportError, RefusedImport, World};
 
 pub use config::HostConfig;
 pub use envelope::Envelope;

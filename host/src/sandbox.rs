@@ -80,8 +80,6 @@ pub struct CallRun {
     pub envelope: Envelope,
     /// Capability receipts, in order.
     pub receipts: Vec<Receipt>,
-    /// Some data came from fixtures.
-    pub served_mock: bool,
     /// Captured stdout and bytes dropped past the cap.
     pub stdout: (String, usize),
     /// Captured stderr and bytes dropped past the cap.
@@ -151,7 +149,6 @@ pub fn invoke(
         return CallRun {
             envelope: Envelope::stable_error(&contract::TOOL_TIMEOUT),
             receipts: Vec::new(),
-            served_mock: false,
             stdout: Default::default(),
             stderr: Default::default(),
             trap: None,
@@ -187,7 +184,6 @@ pub fn invoke(
     CallRun {
         envelope: envelope(descriptor, outcome, grounding),
         receipts: state.receipts,
-        served_mock: state.served_mock,
         stdout: state.stdio.stdout.take(),
         stderr: state.stdio.stderr.take(),
         trap,
