@@ -1,5 +1,6 @@
-//! Host-side bindings of `wit/`, and the per-call store data that
-//! implements the capability imports.
+//! Host-side bindings of `wit/`, and the per-call store data the imports
+//! run on. Each capability's import lives with the capability
+//! (`capability::public_web::guest`, `capability::workspace::guest`).
 //!
 //! One host world includes both tool worlds, so one linker serves every
 //! plugin; the loader's policy decides which capability each may import.
@@ -11,9 +12,9 @@
 
 #![allow(missing_docs)]
 
-use crate::capability::public_web::{PublicWebSource, WebFailure};
-use crate::capability::workspace::{ReadFailure, WorkspaceRead, WorkspaceSource, guest_read};
-use crate::capability::{Receipt, remaining};
+use crate::capability::Receipt;
+use crate::capability::public_web::PublicWebSource;
+use crate::capability::workspace::WorkspaceSource;
 use crate::limits::{CallLimiter, ComponentLimits, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES, MAX_RESOURCES};
 use crate::wasi::{BoundedIo, BoundedWaits, CapturedStdio};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
 });
 
-use harmonia::tools::{public_web, types, workspace};
+pub(crate) use harmonia::tools::{public_web, types, workspace};
 
 /// The capabilities bound to one call.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +57,7 @@ pub struct CallState {
     table: ResourceTable,
     pub(crate) limiter: CallLimiter,
     pub(crate) deadline: Instant,
-    binding: CallBinding,
+    pub(crate) binding: CallBinding,
     pub(crate) stdio: CapturedStdio,
     pub(crate) receipts: Vec<Receipt>,
     /// A capability passed the deadline while waiting.
@@ -104,7 +105,7 @@ impl CallState {
 
     /// Count one more use of a capability naming `target`; an error (a trap
     /// for the guest) once the call's limits are reached.
-    fn admit_use(&mut self, target_len: usize) -> wasmtime::Result<()> {
+    pub(crate) fn admit_use(&mut self, target_len: usize) -> wasmtime::Result<()> {
         self.receipt_bytes = self.receipt_bytes.saturating_add(target_len);
         if self.receipts.len() >= MAX_CAPABILITY_USES || self.receipt_bytes > MAX_RECEIPT_BYTES {
             self.capability_limit = true;
@@ -113,38 +114,12 @@ impl CallState {
         Ok(())
     }
 
-    fn record(&mut self, receipt: Receipt, mock: bool, timed_out: bool) {
+    /// Keep the receipt of one use, and whether it read a fixture or ran
+    /// out of time.
+    pub(crate) fn record(&mut self, receipt: Receipt, mock: bool, timed_out: bool) {
         self.receipts.push(receipt);
         self.served_mock |= mock;
         self.timed_out |= timed_out;
-    }
-
-    /// Read from the bound source: the document and the workspace's
-    /// update time.
-    fn workspace_read(
-        &mut self,
-        read: WorkspaceRead<'_>,
-    ) -> Result<(String, Option<String>), workspace::ReadError> {
-        let started = Instant::now();
-        let (Some(source), Some(workspace_id)) =
-            (self.binding.workspace_source.clone(), self.binding.workspace_id.clone())
-        else {
-            let receipt =
-                Receipt::new("workspace", format!("unbound:{}", read.name()), "unauthorized", started);
-            self.record(receipt, false, false);
-            return Err(workspace::ReadError::Unauthorized);
-        };
-        let (result, receipt) = guest_read(&*source, &workspace_id, read, self.deadline);
-        let timed_out = matches!(result, Err(ReadFailure::TimedOut)) || remaining(self.deadline).is_none();
-        self.record(receipt, source.is_mock(), timed_out);
-        self.successful_reads += usize::from(result.is_ok());
-        result.map(|document| (document.body, document.updated_at)).map_err(|failure| match failure {
-            ReadFailure::Unauthorized => workspace::ReadError::Unauthorized,
-            ReadFailure::NotFound => workspace::ReadError::NotFound,
-            ReadFailure::Rejected => workspace::ReadError::Rejected,
-            ReadFailure::Unavailable => workspace::ReadError::Unavailable,
-            ReadFailure::TimedOut => workspace::ReadError::TimedOut,
-        })
     }
 }
 
@@ -161,60 +136,3 @@ impl WasiView for CallState {
 }
 
 impl types::Host for CallState {}
-
-impl public_web::Host for CallState {
-    fn get(&mut self, url: String) -> wasmtime::Result<Result<public_web::Response, public_web::FetchError>> {
-        self.admit_use(url.len())?;
-        let Some(web) = self.binding.public_web.clone() else {
-            let receipt = Receipt::new("public-web", "unbound".into(), "denied", Instant::now());
-            self.record(receipt, false, false);
-            return Ok(Err(public_web::FetchError::Denied));
-        };
-        let answer = web.get(&url, self.deadline);
-        let timed_out =
-            matches!(answer.result, Err(WebFailure::TimedOut)) || remaining(self.deadline).is_none();
-        self.record(answer.receipt, answer.mock, timed_out);
-        self.successful_reads += usize::from(answer.result.is_ok());
-        Ok(answer
-            .result
-            .map(|response| public_web::Response {
-                status: response.status,
-                content_type: response.content_type,
-                body: response.body,
-            })
-            .map_err(|failure| match failure {
-                WebFailure::Denied => public_web::FetchError::Denied,
-                WebFailure::InvalidUrl => public_web::FetchError::InvalidUrl,
-                WebFailure::TimedOut => public_web::FetchError::TimedOut,
-                WebFailure::TooLarge => public_web::FetchError::TooLarge,
-                WebFailure::Unavailable => public_web::FetchError::Unavailable,
-            }))
-    }
-}
-
-impl workspace::Host for CallState {
-    fn engagement(&mut self) -> wasmtime::Result<Result<String, workspace::ReadError>> {
-        self.admit_use(0)?;
-        Ok(self.workspace_read(WorkspaceRead::Engagement).map(|(body, ..)| body))
-    }
-
-    fn feed(&mut self) -> wasmtime::Result<Result<workspace::FeedRead, workspace::ReadError>> {
-        self.admit_use(0)?;
-        // Stamped as the read starts; a scripted source fixes the time.
-        let read_at = self
-            .binding
-            .workspace_source
-            .as_ref()
-            .map_or_else(crate::time::now_rfc3339, |source| source.read_at());
-        Ok(self.workspace_read(WorkspaceRead::Feed).map(|(document, updated_at)| workspace::FeedRead {
-            document,
-            updated_at,
-            read_at,
-        }))
-    }
-
-    fn job(&mut self, id: String) -> wasmtime::Result<Result<String, workspace::ReadError>> {
-        self.admit_use(id.len())?;
-        Ok(self.workspace_read(WorkspaceRead::Job(&id)).map(|(body, ..)| body))
-    }
-}

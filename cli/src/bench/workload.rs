@@ -2,9 +2,9 @@
 //! public signals, and the same data offered to the tools' logic natively.
 
 use harmonia_guest_sdk::{FeedRead, FetchError, PublicWeb, ReadError, Response, Workspace};
+use harmonia_host::capability::public_web::mock;
 use harmonia_host::capability::url::parse_http_url;
 use harmonia_host::capability::workspace::document::WorkspaceDocument;
-use harmonia_host::capability::workspace::mock;
 use serde_json::{Value, json};
 
 /// Posts in the benchmark workspace.

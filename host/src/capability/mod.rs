@@ -8,6 +8,13 @@
 //!   and by the call's deadline, or served from fixtures in mock mode.
 //! - [`workspace`]: typed reads of the caller's workspace from one source
 //!   (SQLite, the internal HTTP API, or fixtures).
+//! - [`http_client`]: the bounded HTTP client both use.
+//!
+//! Each capability is one folder: its source trait and sources, its config
+//! (re-exported from [`crate::config`], whose tables it is), its fixture
+//! (`mock`), and `guest`, the WIT import as guests see it (use counting,
+//! receipts, error mapping). Changing a capability means editing its
+//! folder; the import's name and world are in the policy's grant table.
 //! - [`Receipt`]: the record of one capability use, attached to the call.
 //!
 //! Every capability shares one lifecycle: built once from the config when

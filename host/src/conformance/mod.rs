@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The Hacker News fixture the scripted public web serves by default.
-pub const DEFAULT_WEB_FIXTURE: &str = include_str!("../../fixtures/hn_stories.json");
+pub const DEFAULT_WEB_FIXTURE: &str = crate::capability::public_web::mock::HN_STORIES_JSON;
 
 /// One check's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -9,7 +9,9 @@
 //! - [`memory`]: any document held in memory (the mock source is one).
 //!
 //! [`document`] is the workspace JSON document that `harmonia workspace
-//! import` loads and the mock source serves.
+//! import` loads and the mock source serves; `guest` is the WIT
+//! `workspace` import as guests see it, with its error mapping and
+//! receipts; the config is [`WorkspaceConfig`] (the `[workspace]` table).
 //!
 //! Guests read through [`guest_read`], never a source directly: whatever the
 //! source, a job read hands the guest only the job's redacted summary
@@ -18,13 +20,15 @@
 //! path segment can carry, are refused before any source is asked.
 
 pub mod document;
+pub(crate) mod guest;
 pub mod http;
 pub mod memory;
 pub mod mock;
 pub mod sqlite;
 
 use super::Receipt;
-use crate::config::{ConfigError, WorkspaceConfig, WorkspaceSourceKind};
+pub use crate::config::WorkspaceConfig;
+use crate::config::{ConfigError, WorkspaceSourceKind};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -12,12 +12,20 @@
 //! - The wait is bounded by the call's remaining deadline; passing it is
 //!   `timed-out` and ends the call as `tool_timeout`.
 //! - In mock mode, requests to allowed origins are answered from fixtures
-//!   ([`super::workspace::mock`] holds the public signals too).
+//!   ([`mock`]).
+//!
+//! Parts: this module is the source ([`PublicWebSource`] and the HTTP one);
+//! [`mock`] its fixture; `guest` the WIT `public-web` import as guests see
+//! it, with its error mapping and receipts; its config is
+//! [`PublicWebConfig`] (the `[public_web]` table).
 
+pub(crate) mod guest;
+pub mod mock;
+
+use super::Receipt;
 use super::http_client::{self, HttpFailure};
 use super::url::{Origin, Url, parse_http_url, rebase};
-use super::{Receipt, workspace::mock};
-use crate::config::PublicWebConfig;
+pub use crate::config::PublicWebConfig;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
