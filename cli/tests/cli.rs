@@ -141,13 +141,20 @@ fn sockets_imports_are_linked_denied_by_default_and_refusable() {
     assert!(text.contains("sha256:"), "{text}");
 }
 
+/// The built-in `get_job_status` written as a component file in `dir`,
+/// with its bytes.
+fn job_status_component(dir: &Path) -> (std::path::PathBuf, &'static [u8]) {
+    let (_, bytes) =
+        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(name, _)| *name == "get_job_status").unwrap();
+    let path = dir.join("get_job_status.wasm");
+    std::fs::write(&path, bytes).unwrap();
+    (path, bytes)
+}
+
 #[test]
 fn every_command_ends_quietly_when_stdout_is_closed() {
     let dir = TempDir::new("cli-closed-stdout");
-    let (_, bytes) =
-        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(name, _)| *name == "get_job_status").unwrap();
-    let component = dir.path().join("get_job_status.wasm");
-    std::fs::write(&component, bytes).unwrap();
+    let (component, _) = job_status_component(dir.path());
     let component = component.to_str().unwrap();
     let commands: &[&[&str]] = &[
         &["tools"],
@@ -176,10 +183,7 @@ fn every_command_ends_quietly_when_stdout_is_closed() {
 #[test]
 fn inspect_shows_imports_exports_descriptor_and_hash() {
     let dir = TempDir::new("cli-inspect");
-    let (_, bytes) =
-        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(name, _)| *name == "get_job_status").unwrap();
-    let path = dir.path().join("get_job_status.wasm");
-    std::fs::write(&path, bytes).unwrap();
+    let (path, bytes) = job_status_component(dir.path());
     let output = run(&mut harmonia(&["inspect", "--json", path.to_str().unwrap()]));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();

@@ -35,7 +35,7 @@ const fn submission(
     title: &'static str,
     build: fn(&Stage, &Grounded) -> (Run, Value),
 ) -> Rejection {
-    Rejection { rule, slug, title, mode: Mode::Submission, build }
+    Rejection { mode: Mode::Submission, ..review(rule, slug, title, build) }
 }
 
 /// In the order the demo prints them.
