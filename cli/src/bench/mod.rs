@@ -13,6 +13,7 @@
 //!
 //! Run it from a release build: `cargo run --release -p harmonia-cli -- bench`.
 
+mod mcp;
 mod stats;
 mod workload;
 
@@ -307,6 +308,7 @@ pub fn run(json_output: bool, quick: bool) -> Result<ExitCode> {
     runaway(effort, &mut out)?;
     throughput(&trivial_host, effort, &mut out);
     memory(&trivial_host, effort, &mut out);
+    mcp::run(effort, &mut out)?;
     out.insert("cores", json!(std::thread::available_parallelism().map(usize::from).unwrap_or(1)));
     out.insert("release_build", json!(!cfg!(debug_assertions)));
     if json_output {
