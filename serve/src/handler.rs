@@ -22,7 +22,7 @@ use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
     PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, Role, ServerCapabilities, ServerConfig,
 };
@@ -161,6 +161,17 @@ impl ServerHandler for McpServer {
         } else {
             Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
         }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // Pins the session to the credential that opened it.
+        self.principal(&context)?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(

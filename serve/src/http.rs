@@ -117,6 +117,48 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     }
 }
 
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// Whether `value` has a JSON-RPC 2.0 message's shape (or is a batch,
+/// which the SDK answers itself).
+fn json_rpc_shaped(value: &Value) -> bool {
+    match value {
+        Value::Array(_) => true,
+        Value::Object(message) => {
+            message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+                && (message.get("method").is_some_and(Value::is_string)
+                    || (message.contains_key("id") && (message.contains_key("result") || message.contains_key("error"))))
+        }
+        _ => false,
+    }
+}
+
+/// Answers a POST body that is oversized, not JSON or not JSON-RPC with a
+/// JSON-RPC error (413 / 400 -32700 / 400 -32600) before the SDK sees it.
+async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, app.state.limits.max_body_bytes()).await else {
+        // The rest of the body is never read, so the connection cannot be reused.
+        let mut response = rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, "request body too large");
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Err(_) => return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"),
+        Ok(value) if !json_rpc_shaped(&value) => {
+            return rpc_error(StatusCode::BAD_REQUEST, -32600, "Invalid Request: not a JSON-RPC 2.0 message");
+        }
+        Ok(_) => {}
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
 fn bad_request(message: impl Into<String>) -> Response {
     let message: String = message.into();
     (StatusCode::BAD_REQUEST, axum::Json(json!({"ok": false, "error": {"code": "bad_request", "message": message}})))
@@ -202,6 +244,7 @@ impl HttpServer {
         }
         let app = Arc::new(App { state: Arc::clone(&state), auth, managers, draining: AtomicBool::new(false) });
         let protected = mcp
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), well_formed))
             .route("/v1/validate", post(validate))
             .layer(DefaultBodyLimit::max(limits.max_body_bytes()))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authenticate));

@@ -40,7 +40,7 @@ def main():
         "jwt_wrong_key": sign(base, signer=other),
         "jwt_no_workspace": sign({k: v for k, v in base.items() if k != "harmonia_workspace"}),
         "jwt_alg_none": jwt.encode(base, None, algorithm="none", headers={"kid": "test-key"}),
-        "jwt_hs256": jwt.encode(base, json.dumps(public), algorithm="HS256", headers={"kid": "test-key"}),
+        "jwt_hs256": jwt.encode(base, public["n"], algorithm="HS256", headers={"kid": "test-key"}),
     }
     print(json.dumps(tokens))
 
