@@ -288,6 +288,8 @@ impl HttpServer {
             if !app.state.drained(DRAIN_LIMIT).await {
                 tracing::warn!("calls still running after the drain limit");
             }
+            // Lets the last results leave their session before it closes.
+            tokio::time::sleep(Duration::from_millis(200)).await;
             cancel.cancel();
         };
         tokio::pin!(stop);

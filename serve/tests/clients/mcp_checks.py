@@ -313,6 +313,40 @@ async def scenario_bad_input(settings):
         check(len((await client.list_tools()).tools) == 6, "the server still serves after bad input")
 
 
+async def scenario_busy(settings):
+    url, token = settings["url"] + "/mcp", settings["token"]
+    async with http_client(url, token) as first, http_client(url, token) as second:
+        results = await asyncio.gather(first.call_tool("hostile_loop", {}), second.call_tool("hostile_loop", {}))
+        codes = sorted(envelope_of(result)["error"]["code"] for result in results)
+        check(codes == ["dependency_unavailable", "tool_timeout"],
+              f"one loop runs to its deadline, the call past the bound is refused at once: {codes}")
+        busy = [envelope_of(r) for r in results if envelope_of(r)["error"]["code"] == "dependency_unavailable"][0]
+        check(busy["error"]["retryable"] is True, "the refusal is retryable")
+        oom = envelope_of(await first.call_tool("hostile_oom", {}))
+        check(oom["error"]["code"] == "tool_execution_failed", f"a memory-hungry plugin costs one envelope: {oom['error']}")
+        job = envelope_of(await second.call_tool("get_job_status", {"job_id": "job-7"}))
+        check(job["status"] == "success", "the server keeps serving")
+
+
+async def scenario_sessions_bound(settings):
+    url, token = settings["url"] + "/mcp", settings["token"]
+    async with httpx2.AsyncClient(timeout=30) as raw:
+        for n in range(settings["max_sessions"]):
+            response = await raw_post(raw, url, INIT, token=token)
+            check(response.status_code == 200, f"session {n + 1} opens")
+        response = await raw_post(raw, url, INIT, token=token)
+        check(response.status_code == 503, f"a session past the bound is refused: {response.status_code}")
+        check(response.headers.get("retry-after") == "2", "with Retry-After")
+        check((await raw.get(settings["url"] + "/readyz")).status_code == 200, "the server stays ready")
+
+
+async def scenario_drain_call(settings):
+    async with http_client(settings["url"] + "/mcp", settings["token"]) as client:
+        print("calling", flush=True)
+        envelope = envelope_of(await client.call_tool("hostile_loop", {}))
+        check(envelope["error"]["code"] == "tool_timeout", "the call in flight finishes with its envelope during the drain")
+
+
 SCENARIOS = {name[len("scenario_"):]: value for name, value in globals().items() if name.startswith("scenario_")}
 
 
