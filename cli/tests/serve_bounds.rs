@@ -69,7 +69,8 @@ impl Server {
             .unwrap();
         assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
         let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
-        std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}")).unwrap();
+        std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}"))
+            .unwrap();
         let mut child = harmonia(&dir)
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(&config)
@@ -118,7 +119,11 @@ fn scenario(name: &str, settings: &serde_json::Value) -> Child {
 fn passes(child: Child, name: &str) {
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "scenario {name} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "scenario {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
 }
 
@@ -152,7 +157,12 @@ fn sigterm_drains_the_call_in_flight_then_exits_0() {
     let _ = probe.read_to_string(&mut answer);
     assert!(answer.starts_with("HTTP/1.1 503"), "draining is not ready: {answer}");
     let output = client.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let started = Instant::now();
     loop {
         if let Some(status) = server.child.try_wait().unwrap() {

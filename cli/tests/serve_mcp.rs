@@ -126,7 +126,11 @@ fn scenario(name: &str, settings: &Value) {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "scenario {name} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "scenario {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
 }
 
@@ -154,11 +158,18 @@ fn a_revoked_token_is_refused_by_the_running_server() {
     let (kept, _) = add_token(&dir, "ws_demo", SIX);
     let server = Server::start(&dir, &config, "tokens_file = \"tokens.toml\"\n");
     scenario("works", &json!({"url": server.url, "token": token}));
-    let listed = harmonia(&dir).args(["serve", "token", "list", "--file"]).arg(dir.join("tokens.toml")).output().unwrap();
+    let listed = harmonia(&dir)
+        .args(["serve", "token", "list", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .output()
+        .unwrap();
     let listed = String::from_utf8(listed.stdout).unwrap();
     assert!(listed.contains(&id) && !listed.contains(&token), "list shows ids, never tokens: {listed}");
-    let revoke =
-        harmonia(&dir).args(["serve", "token", "revoke", &id, "--file"]).arg(dir.join("tokens.toml")).output().unwrap();
+    let revoke = harmonia(&dir)
+        .args(["serve", "token", "revoke", &id, "--file"])
+        .arg(dir.join("tokens.toml"))
+        .output()
+        .unwrap();
     assert!(revoke.status.success(), "{}", String::from_utf8_lossy(&revoke.stderr));
     scenario("revoked", &json!({"url": server.url, "token": token}));
     scenario("works", &json!({"url": server.url, "token": kept}));
@@ -210,7 +221,8 @@ fn stdio_serves_the_tools_a_skill_and_an_allow_list() {
 fn http_serve_refuses_to_start_without_credentials() {
     let dir = scratch("noauth");
     let config = host_config(&dir, false);
-    let output = harmonia(&dir).args(["serve", "--http", "127.0.0.1:0", "--config"]).arg(&config).output().unwrap();
+    let output =
+        harmonia(&dir).args(["serve", "--http", "127.0.0.1:0", "--config"]).arg(&config).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no unauthenticated server"));
 }

@@ -86,7 +86,11 @@ pub fn tool(descriptor: &Descriptor) -> Tool {
 /// The MCP result for an envelope.
 pub fn result(envelope: &Envelope) -> CallToolResult {
     let value = envelope.to_value();
-    if envelope.is_success() { CallToolResult::structured(value) } else { CallToolResult::structured_error(value) }
+    if envelope.is_success() {
+        CallToolResult::structured(value)
+    } else {
+        CallToolResult::structured_error(value)
+    }
 }
 
 /// The `call_refused` envelope for a tool the credential does not allow

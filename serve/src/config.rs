@@ -103,9 +103,10 @@ pub enum ServeConfigError {
 impl ServeConfig {
     /// Read and check `path`; relative paths inside are relative to its directory.
     pub fn from_file(path: &Path) -> Result<Self, ServeConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ServeConfigError::Read(path.to_owned(), error))?;
-        let mut config: Self =
-            toml::from_str(&text).map_err(|error| ServeConfigError::Parse(path.to_owned(), error.message().to_owned()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|error| ServeConfigError::Read(path.to_owned(), error))?;
+        let mut config: Self = toml::from_str(&text)
+            .map_err(|error| ServeConfigError::Parse(path.to_owned(), error.message().to_owned()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |file: &mut PathBuf| {
             if file.is_relative() {

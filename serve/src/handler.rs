@@ -22,9 +22,10 @@ use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, Role, ServerCapabilities, ServerConfig,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -70,7 +71,10 @@ impl McpServer {
         };
         let pinned = self.pinned.get_or_init(|| principal.clone());
         if pinned.id != principal.id {
-            tracing::warn!(connection = self.id, "request with another credential than the session's refused");
+            tracing::warn!(
+                connection = self.id,
+                "request with another credential than the session's refused"
+            );
             return Err(ErrorData::invalid_request("this MCP session belongs to another credential", None));
         }
         Ok(principal)
@@ -100,7 +104,12 @@ impl McpServer {
         Ok(Arc::clone(self.session.get_or_init(|| Arc::new(Mutex::new(session)))))
     }
 
-    async fn call(&self, principal: Principal, tool: String, args: Value) -> Result<CallToolResponse, ErrorData> {
+    async fn call(
+        &self,
+        principal: Principal,
+        tool: String,
+        args: Value,
+    ) -> Result<CallToolResponse, ErrorData> {
         let Ok(permit) = Arc::clone(&self.state.calls).try_acquire_owned() else {
             tracing::warn!(tool = %tool, "call refused: too many calls in flight");
             return Ok(catalog::result(&catalog::busy()).into());
@@ -273,7 +282,9 @@ impl ServerHandler for McpServer {
             session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
         };
         let text = document.to_value().to_string();
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, TRACE_URI).with_mime_type("application/json")])
-            .into())
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, TRACE_URI).with_mime_type("application/json"),
+        ])
+        .into())
     }
 }

@@ -68,8 +68,11 @@ impl App {
     }
 
     fn unavailable(&self, why: &'static str) -> Response {
-        let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why}))).into_response();
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(self.state.limits.retry_after_s));
+        let mut response =
+            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why}))).into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(self.state.limits.retry_after_s));
         response
     }
 }
@@ -79,7 +82,8 @@ fn unauthorized(error: &AuthError) -> Response {
         Some(code) => format!("Bearer realm=\"harmonia\", error=\"{code}\""),
         None => "Bearer realm=\"harmonia\"".to_owned(),
     };
-    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "unauthorized"}))).into_response();
+    let mut response =
+        (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "unauthorized"}))).into_response();
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
@@ -113,7 +117,9 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     }
     match tokio::time::timeout(app.state.limits.request_timeout(), next.run(request)).await {
         Ok(response) => response,
-        Err(_) => (StatusCode::REQUEST_TIMEOUT, axum::Json(json!({"error": "request timeout"}))).into_response(),
+        Err(_) => {
+            (StatusCode::REQUEST_TIMEOUT, axum::Json(json!({"error": "request timeout"}))).into_response()
+        }
     }
 }
 
@@ -130,7 +136,8 @@ fn json_rpc_shaped(value: &Value) -> bool {
         Value::Object(message) => {
             message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
                 && (message.get("method").is_some_and(Value::is_string)
-                    || (message.contains_key("id") && (message.contains_key("result") || message.contains_key("error"))))
+                    || (message.contains_key("id")
+                        && (message.contains_key("result") || message.contains_key("error"))))
         }
         _ => false,
     }
@@ -161,7 +168,10 @@ async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) 
 
 fn bad_request(message: impl Into<String>) -> Response {
     let message: String = message.into();
-    (StatusCode::BAD_REQUEST, axum::Json(json!({"ok": false, "error": {"code": "bad_request", "message": message}})))
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"ok": false, "error": {"code": "bad_request", "message": message}})),
+    )
         .into_response()
 }
 
@@ -225,7 +235,11 @@ impl HttpServer {
         let shared = Arc::clone(&state);
         mcp = mcp.route_service(
             "/mcp",
-            StreamableHttpService::new(move || Ok(McpServer::new(Arc::clone(&shared), None, None)), unbound, mcp_config.clone()),
+            StreamableHttpService::new(
+                move || Ok(McpServer::new(Arc::clone(&shared), None, None)),
+                unbound,
+                mcp_config.clone(),
+            ),
         );
         for skill in state.liaison.skills().iter() {
             let bound = manager();
@@ -242,7 +256,8 @@ impl HttpServer {
                 ),
             );
         }
-        let app = Arc::new(App { state: Arc::clone(&state), auth, managers, draining: AtomicBool::new(false) });
+        let app =
+            Arc::new(App { state: Arc::clone(&state), auth, managers, draining: AtomicBool::new(false) });
         let protected = mcp
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), well_formed))
             .route("/v1/validate", post(validate))
@@ -271,14 +286,22 @@ impl HttpServer {
     }
 
     /// Serve on `listener` until `shutdown` resolves, then drain.
-    pub async fn run(self, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
         use hyper_util::server::conn::auto::Builder;
         let header_timeout = Duration::from_secs(self.app.state.limits.header_timeout_s);
         let mut builder = Builder::new(TokioExecutor::new()).http1_only();
         builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout);
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-        let service = hyper_util::service::TowerToHyperService::new(self.router.into_service::<Body>().map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(Body::new)));
+        let service = hyper_util::service::TowerToHyperService::new(
+            self.router
+                .into_service::<Body>()
+                .map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(Body::new)),
+        );
         let app = Arc::clone(&self.app);
         let cancel = self.cancel.clone();
         let stop = async move {

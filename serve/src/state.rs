@@ -21,7 +21,10 @@ pub struct ServeState {
 
 impl ServeState {
     /// State for `liaison` under `limits`.
-    pub fn new(liaison: Liaison, limits: Limits) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
+    pub fn new(
+        liaison: Liaison,
+        limits: Limits,
+    ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),

@@ -35,7 +35,13 @@ struct Session {
     id: String,
 }
 
-fn post(agent: &ureq::Agent, url: &str, token: &str, session: Option<&str>, body: &Value) -> Result<(Option<String>, String)> {
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> Result<(Option<String>, String)> {
     let mut request = agent
         .post(url)
         .header("Authorization", &format!("Bearer {token}"))
@@ -45,7 +51,8 @@ fn post(agent: &ureq::Agent, url: &str, token: &str, session: Option<&str>, body
         request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-06-18");
     }
     let mut response = request.send(body.to_string())?;
-    let id = response.headers().get("mcp-session-id").and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let id =
+        response.headers().get("mcp-session-id").and_then(|value| value.to_str().ok()).map(str::to_owned);
     Ok((id, response.body_mut().read_to_string()?))
 }
 
@@ -62,12 +69,19 @@ fn message(body: &str) -> Result<Value> {
 
 impl Session {
     fn open(url: &str, token: &str) -> Result<Self> {
-        let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(30))).build().into();
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(30))).build().into();
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
         let (id, _) = post(&agent, url, token, None, &init)?;
         let id = id.context("no session id")?;
-        post(&agent, url, token, Some(&id), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        post(
+            &agent,
+            url,
+            token,
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )?;
         Ok(Self { agent, url: url.to_owned(), token: token.to_owned(), id })
     }
 
@@ -87,12 +101,11 @@ fn token_file(dir: &Path) -> Result<String> {
 }
 
 fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
-    let mut config = HostConfig::default();
-    config.mock = true;
-    let host = Host::new(config)?;
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
     let token = token_file(dir)?;
     let serve_config = ServeConfig::default();
-    let state = ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone())?;
+    let state =
+        ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone())?;
     let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -104,7 +117,10 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     }));
     let session = Session::open(&url, &token)?;
     let first = session.call(1)?;
-    anyhow::ensure!(first["result"]["structuredContent"]["status"] == "success", "the MCP call failed: {first}");
+    anyhow::ensure!(
+        first["result"]["structuredContent"]["status"] == "success",
+        "the MCP call failed: {first}"
+    );
     let calls = effort.tool_calls * 5;
     for n in 0..calls.min(200) {
         session.call(n as u64)?;
@@ -123,8 +139,16 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let _ = runtime.block_on(running);
     let overhead = mcp.p50_us() - direct.p50_us();
     out.say(format!("\nMCP tools/call round trip on loopback, {TOOL} (mock), {calls} calls:"));
-    out.say(format!("  over MCP (streamable HTTP): p50 {:8.1} us   p99 {:8.1} us", mcp.p50_us(), mcp.p99_us()));
-    out.say(format!("  Host::call:                 p50 {:8.1} us   p99 {:8.1} us", direct.p50_us(), direct.p99_us()));
+    out.say(format!(
+        "  over MCP (streamable HTTP): p50 {:8.1} us   p99 {:8.1} us",
+        mcp.p50_us(),
+        mcp.p99_us()
+    ));
+    out.say(format!(
+        "  Host::call:                 p50 {:8.1} us   p99 {:8.1} us",
+        direct.p50_us(),
+        direct.p99_us()
+    ));
     out.say(format!("  overhead p50: {overhead:.1} us"));
     out.insert("mcp_call_us_p50", json!(mcp.p50_us()));
     out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
@@ -145,7 +169,8 @@ fn start_to_ready(dir: &Path) -> Result<Duration> {
     let mut line = String::new();
     BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
     let base = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
     let ready = loop {
         if agent.get(&format!("{base}/readyz")).call().is_ok() {
             break started.elapsed();
@@ -166,10 +191,14 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         round_trip(effort, out, &dir)?;
         std::fs::write(dir.join("serve.toml"), "tokens_file = \"tokens.toml\"\n")?;
         start_to_ready(&dir)?; // warms the cache
-        let mut times: Vec<Duration> = (0..effort.loads).map(|_| start_to_ready(&dir)).collect::<Result<_>>()?;
+        let mut times: Vec<Duration> =
+            (0..effort.loads).map(|_| start_to_ready(&dir)).collect::<Result<_>>()?;
         times.sort();
         let median = times[times.len() / 2].as_secs_f64() * 1000.0;
-        out.say(format!("  harmonia serve start to ready (warm cache, median of {}): {median:.1} ms", effort.loads));
+        out.say(format!(
+            "  harmonia serve start to ready (warm cache, median of {}): {median:.1} ms",
+            effort.loads
+        ));
         out.insert("mcp_serve_ready_ms", json!(median));
         Ok(())
     })();

@@ -107,11 +107,22 @@ fn tokens(command: TokenCommand) -> Result<ExitCode> {
             let (token, record) = store.add(&workspace, tools)?;
             store.save(&file)?;
             println!("{token}");
-            eprintln!("harmonia: token {} for workspace {} saved (hash only) in {}", record.id, record.workspace, file.display());
+            eprintln!(
+                "harmonia: token {} for workspace {} saved (hash only) in {}",
+                record.id,
+                record.workspace,
+                file.display()
+            );
         }
         TokenCommand::List { file } => {
             for record in TokenFile::load(&file)?.tokens {
-                println!("{}\t{}\t{}\t{}", record.id, record.workspace, record.tools.join(","), record.created);
+                println!(
+                    "{}\t{}\t{}\t{}",
+                    record.id,
+                    record.workspace,
+                    record.tools.join(","),
+                    record.created
+                );
             }
         }
         TokenCommand::Revoke { id, file } => {
@@ -158,7 +169,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         .with_signer(signer);
     let skill = match &args.skill {
         Some(name) => Some(
-            liaison.skills().get(name).cloned().ok_or_else(|| UsageError(format!("unknown skill `{name}`")))?,
+            liaison
+                .skills()
+                .get(name)
+                .cloned()
+                .ok_or_else(|| UsageError(format!("unknown skill `{name}`")))?,
         ),
         None => None,
     };
@@ -185,11 +200,16 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     let jwt = config.jwt.clone().map(JwtVerifier::new).transpose()?;
     let auth = Authenticator::new(tokens, jwt);
     if !auth.is_configured() {
-        return Err(UsageError("--http needs a serve config with tokens_file or [jwt]: no unauthenticated server".into()).into());
+        return Err(UsageError(
+            "--http needs a serve config with tokens_file or [jwt]: no unauthenticated server".into(),
+        )
+        .into());
     }
     let address = args.http.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("cannot listen on {address}"))?;
         let bound = listener.local_addr()?;
         if !bound.ip().is_loopback() {
             tracing::warn!(%bound, "listening beyond loopback: put TLS in front and set allowed_hosts");

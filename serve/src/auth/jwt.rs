@@ -95,7 +95,8 @@ fn fetch_jwks(url: &str) -> Result<String, JwtSetupError> {
         .max_redirects(0)
         .build()
         .into();
-    let mut response = agent.get(url).call().map_err(|error| JwtSetupError::Jwks(format!("{url}: {error}")))?;
+    let mut response =
+        agent.get(url).call().map_err(|error| JwtSetupError::Jwks(format!("{url}: {error}")))?;
     response
         .body_mut()
         .with_config()
@@ -118,8 +119,8 @@ impl JwtVerifier {
         }
         let mut keys = Vec::new();
         for text in documents {
-            let set: JwkSet =
-                serde_json::from_str(&text).map_err(|error| JwtSetupError::Jwks(format!("not a JWKS: {error}")))?;
+            let set: JwkSet = serde_json::from_str(&text)
+                .map_err(|error| JwtSetupError::Jwks(format!("not a JWKS: {error}")))?;
             for jwk in &set.keys {
                 match DecodingKey::from_jwk(jwk) {
                     Ok(key) => keys.push((jwk.common.key_id.clone(), key)),
@@ -141,7 +142,9 @@ impl JwtVerifier {
             return Err(invalid("algorithm not accepted"));
         }
         let candidates: Vec<&DecodingKey> = match &header.kid {
-            Some(kid) => self.keys.iter().filter(|(id, _)| id.as_deref() == Some(kid)).map(|(_, key)| key).collect(),
+            Some(kid) => {
+                self.keys.iter().filter(|(id, _)| id.as_deref() == Some(kid)).map(|(_, key)| key).collect()
+            }
             None if self.keys.len() == 1 => vec![&self.keys[0].1],
             None => return Err(invalid("no key id")),
         };

@@ -82,11 +82,16 @@ impl TokenFile {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(source) => return Err(TokenFileError::Io { path: path.to_owned(), source }),
         };
-        let file: Self = toml::from_str(&text)
-            .map_err(|error| TokenFileError::Parse { path: path.to_owned(), message: error.message().to_owned() })?;
+        let file: Self = toml::from_str(&text).map_err(|error| TokenFileError::Parse {
+            path: path.to_owned(),
+            message: error.message().to_owned(),
+        })?;
         for record in &file.tokens {
             if record.sha256.len() != 64 || !record.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(TokenFileError::Invalid(format!("token `{}`: sha256 must be 64 hex digits", record.id)));
+                return Err(TokenFileError::Invalid(format!(
+                    "token `{}`: sha256 must be 64 hex digits",
+                    record.id
+                )));
             }
         }
         Ok(file)
@@ -117,7 +122,11 @@ impl TokenFile {
 
     /// Make a token for `workspace` allowing `tools`; returns the token
     /// text (shown once) and stores only its hash.
-    pub fn add(&mut self, workspace: &str, tools: Vec<String>) -> Result<(String, TokenRecord), TokenFileError> {
+    pub fn add(
+        &mut self,
+        workspace: &str,
+        tools: Vec<String>,
+    ) -> Result<(String, TokenRecord), TokenFileError> {
         let workspace = workspace.trim();
         if workspace.is_empty() || workspace.chars().count() > MAX_WORKSPACE_CHARS {
             return Err(TokenFileError::Invalid(format!(
@@ -237,7 +246,10 @@ mod tests {
         assert!(!text.contains(&token), "the token itself must never be stored");
         assert!(text.contains(&record.sha256));
         #[cfg(unix)]
-        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o777, 0o600);
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o777,
+            0o600
+        );
         let store = TokenStore::open(&path).unwrap();
         let principal = store.verify(&token).unwrap();
         assert_eq!(principal.workspace.as_deref(), Some("ws_demo"));
