@@ -327,6 +327,8 @@ impl HttpServer {
                             continue;
                         }
                     };
+                    // Small JSON-RPC answers must not wait for delayed ACKs.
+                    let _ = stream.set_nodelay(true);
                     let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service.clone());
                     let connection = graceful.watch(connection.into_owned());
                     tokio::spawn(async move {
