@@ -196,6 +196,16 @@ fn a_client_slow_to_send_its_headers_or_body_is_cut() {
     let _ = slow_body.read_to_string(&mut answer);
     assert!(answer.starts_with("HTTP/1.1 408"), "a body that never finishes gets 408: {answer}");
     assert!(started.elapsed() < Duration::from_secs(5));
+    // A client that sends requests and never reads the answers stalls
+    // only its own connection.
+    let mut deaf = TcpStream::connect(server.address()).unwrap();
+    deaf.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(2000);
+    for _ in 0..50 {
+        if deaf.write_all(&request).is_err() {
+            break;
+        }
+    }
     let mut fine = TcpStream::connect(server.address()).unwrap();
     fine.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
     let mut answer = String::new();

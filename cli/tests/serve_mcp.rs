@@ -88,13 +88,15 @@ impl Server {
     fn start(dir: &Path, config: &Path, serve_config: &str) -> Self {
         let serve = dir.join("serve.toml");
         std::fs::write(&serve, serve_config).unwrap();
+        let log = std::fs::File::create(dir.join("serve.log")).unwrap();
         let mut child = harmonia(dir)
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
             .arg("--serve-config")
             .arg(&serve)
+            .env("HARMONIA_LOG", "trace")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -175,6 +177,13 @@ fn a_revoked_token_is_refused_by_the_running_server() {
     scenario("works", &json!({"url": server.url, "token": kept}));
     let stored = std::fs::read_to_string(dir.join("tokens.toml")).unwrap();
     assert!(!stored.contains(&kept), "the store holds hashes only");
+    drop(server);
+    let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
+    assert!(log.contains("authentication failed"), "a refused credential is logged: {log}");
+    for secret in [&token, &kept] {
+        assert!(!log.contains(secret.as_str()), "a token reached the log at trace level");
+        assert!(!log.contains(&secret[4..20]), "part of a token reached the log");
+    }
 }
 
 #[test]
@@ -207,6 +216,35 @@ fn jwt_access_tokens_are_checked_for_signature_exp_nbf_aud_iss_and_workspace() {
     );
     settings["url"] = json!(server.url);
     scenario("jwt", &settings);
+    drop(server);
+
+    // The same keys from a JWKS URL (a loopback server), read at start.
+    let mut web = Command::new(python())
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(web.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line
+        .split(" port ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("http.server port");
+    std::fs::rename(dir.join("jwks.json"), dir.join("served-jwks.json")).unwrap();
+    let server = Server::start(
+        &dir,
+        &config,
+        &format!(
+            "[jwt]\njwks_url = \"http://127.0.0.1:{port}/served-jwks.json\"\nissuer = \"https://id.example\"\naudience = \"harmonia\"\n"
+        ),
+    );
+    settings["url"] = json!(server.url);
+    scenario("jwt", &settings);
+    let _ = web.kill();
+    let _ = web.wait();
 }
 
 #[test]

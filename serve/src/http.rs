@@ -143,6 +143,31 @@ fn json_rpc_shaped(value: &Value) -> bool {
     }
 }
 
+/// How much of an oversized body is read and dropped before the 413, so
+/// the client (still sending) reads the answer instead of a reset.
+const DISCARD_BYTES: usize = 16 * 1024 * 1024;
+
+/// The body if it has at most `limit` bytes; `None` past it, after
+/// discarding up to [`DISCARD_BYTES`] more (the request timeout bounds the
+/// time).
+async fn read_capped(mut body: Body, limit: usize) -> Option<Bytes> {
+    use http_body_util::BodyExt;
+    let mut kept = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return None };
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > limit.saturating_add(DISCARD_BYTES) {
+            return None;
+        }
+        if seen <= limit {
+            kept.extend_from_slice(&data);
+        }
+    }
+    (seen <= limit).then(|| Bytes::from(kept))
+}
+
 /// Answers a POST body that is oversized, not JSON or not JSON-RPC with a
 /// JSON-RPC error (413 / 400 -32700 / 400 -32600) before the SDK sees it.
 async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
@@ -150,8 +175,7 @@ async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) 
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, app.state.limits.max_body_bytes()).await else {
-        // The rest of the body is never read, so the connection cannot be reused.
+    let Some(bytes) = read_capped(body, app.state.limits.max_body_bytes()).await else {
         let mut response = rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, "request body too large");
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         return response;
@@ -219,6 +243,8 @@ impl HttpServer {
         let mut mcp_config = StreamableHttpServerConfig::default();
         mcp_config.max_request_body_bytes = limits.max_body_bytes();
         mcp_config.cancellation_token = cancel.clone();
+        // Stateless (2026-07-28) calls answer in one JSON body, not a stream.
+        mcp_config.json_response = true;
         if !config.allowed_hosts.is_empty() {
             mcp_config = mcp_config.with_allowed_hosts(config.allowed_hosts.clone());
         }

@@ -67,6 +67,25 @@ fn message(body: &str) -> Result<Value> {
     Ok(serde_json::from_str(text)?)
 }
 
+/// One stateless (2026-07-28) `tools/call`, no session.
+fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
+    let arguments: Value = serde_json::from_str(INPUT)?;
+    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": TOOL, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut response = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", TOOL)
+        .send(body.to_string())?;
+    message(&response.body_mut().read_to_string()?)
+}
+
 impl Session {
     fn open(url: &str, token: &str) -> Result<Self> {
         let agent: ureq::Agent =
@@ -133,6 +152,19 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
             })
             .collect::<Result<_>>()?,
     );
+    let first = call_stateless(&session.agent, &url, &token, 1)?;
+    anyhow::ensure!(
+        first["result"]["structuredContent"]["status"] == "success",
+        "the stateless call failed: {first}"
+    );
+    let stateless = Samples::new(
+        (0..calls)
+            .map(|n| {
+                let started = Instant::now();
+                call_stateless(&session.agent, &url, &token, n as u64).map(|_| started.elapsed())
+            })
+            .collect::<Result<_>>()?,
+    );
     let context = CallContext::for_workspace("ws_demo");
     let direct = super::time_calls(&host, TOOL, INPUT, &context, calls);
     let _ = stop.send(());
@@ -140,7 +172,7 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let overhead = mcp.p50_us() - direct.p50_us();
     out.say(format!("\nMCP tools/call round trip on loopback, {TOOL} (mock), {calls} calls:"));
     out.say(format!(
-        "  over MCP (streamable HTTP): p50 {:8.1} us   p99 {:8.1} us",
+        "  in an MCP session:          p50 {:8.1} us   p99 {:8.1} us",
         mcp.p50_us(),
         mcp.p99_us()
     ));
@@ -154,6 +186,8 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
     out.insert("mcp_host_call_us_p50", json!(direct.p50_us()));
     out.insert("mcp_overhead_us_p50", json!(overhead));
+    out.insert("mcp_stateless_call_us_p50", json!(stateless.p50_us()));
+    out.insert("mcp_stateless_call_us_p99", json!(stateless.p99_us()));
     Ok(())
 }
 

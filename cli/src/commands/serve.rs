@@ -92,7 +92,11 @@ pub enum TokenCommand {
 }
 
 fn init_logging() {
-    let filter = std::env::var("HARMONIA_LOG").unwrap_or_else(|_| "warn".into());
+    // The SDK and HTTP crates log whole requests (headers, arguments) at
+    // debug and trace; they stay at warn whatever the level, so no token,
+    // argument or body reaches the log.
+    let level = std::env::var("HARMONIA_LOG").unwrap_or_else(|_| "warn".into());
+    let filter = format!("{level},rmcp=warn,hyper=warn,hyper_util=warn,axum=warn,tower=warn,h2=warn");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
