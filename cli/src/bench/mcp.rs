@@ -181,7 +181,15 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         direct.p50_us(),
         direct.p99_us()
     ));
-    out.say(format!("  overhead p50: {overhead:.1} us"));
+    out.say(format!(
+        "  stateless (2026-07-28):     p50 {:8.1} us   p99 {:8.1} us",
+        stateless.p50_us(),
+        stateless.p99_us()
+    ));
+    out.say(format!(
+        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless",
+        stateless.p50_us() - direct.p50_us()
+    ));
     out.insert("mcp_call_us_p50", json!(mcp.p50_us()));
     out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
     out.insert("mcp_host_call_us_p50", json!(direct.p50_us()));
