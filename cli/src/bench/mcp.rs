@@ -3,9 +3,10 @@
 //! tool, and the time from starting `harmonia serve` to `/readyz`
 //! answering, with a warm component cache.
 //!
-//! The client is a plain HTTP/1.1 client speaking the JSON-RPC of one MCP
-//! session (initialize, then `tools/call` with the session id), so the
-//! figure is the server's cost, not a client SDK's.
+//! The client is a plain blocking HTTP/1.1 client (`ureq`) speaking the
+//! JSON-RPC of one MCP session (initialize, then `tools/call` with the
+//! session id), and the stateless 2026-07-28 form; no client SDK's cost is
+//! in the figure, but the HTTP client's is.
 
 use super::stats::Samples;
 use super::{Effort, Report};
