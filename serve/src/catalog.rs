@@ -108,3 +108,41 @@ pub fn not_allowed() -> Envelope {
 pub fn busy() -> Envelope {
     Envelope::stable_error(&DEPENDENCY_UNAVAILABLE)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_error_follows_the_status_and_the_text_is_the_envelope() {
+        for envelope in [not_allowed(), busy(), Envelope::success(serde_json::Map::new(), Vec::new())] {
+            let result = result(&envelope);
+            assert_eq!(result.is_error, Some(!envelope.is_success()));
+            assert_eq!(result.structured_content.as_ref(), Some(&envelope.to_value()));
+            let text = serde_json::to_value(&result.content[0]).unwrap()["text"].as_str().unwrap().to_owned();
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope.to_value());
+        }
+        assert!(busy().error.unwrap().retryable);
+    }
+
+    #[test]
+    fn only_public_tools_are_open_world() {
+        let host =
+            harmonia_host::Host::new(harmonia_host::HostConfig { mock: true, ..Default::default() }).unwrap();
+        for info in host.tools() {
+            let tool = tool(&info.descriptor);
+            let notes = tool.annotations.unwrap();
+            assert_eq!(
+                notes.open_world_hint,
+                Some(info.descriptor.scope == Scope::Public),
+                "{}",
+                info.descriptor.name
+            );
+            assert_eq!(
+                (notes.read_only_hint, notes.destructive_hint, notes.idempotent_hint),
+                (Some(true), Some(false), Some(true))
+            );
+            assert_eq!(tool.output_schema.unwrap(), envelope_schema());
+        }
+    }
+}

@@ -146,3 +146,18 @@ impl ServeConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bound_must_be_positive_and_jwt_needs_keys() {
+        let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 0\n").unwrap();
+        assert!(config.check().unwrap_err().to_string().contains("limits.max_in_flight_calls"));
+        let config: ServeConfig = toml::from_str("[jwt]\nissuer = \"i\"\naudience = \"a\"\n").unwrap();
+        assert!(config.check().unwrap_err().to_string().contains("jwks_file or jwks_url"));
+        assert!(toml::from_str::<ServeConfig>("tokens = \"x\"\n").is_err(), "unknown keys are refused");
+        assert!(ServeConfig::default().check().is_ok());
+    }
+}
