@@ -158,6 +158,8 @@ pub enum Command {
         #[command(subcommand)]
         command: CacheCommand,
     },
+    /// Serve the tools over MCP (`--stdio`, `--http ADDR`; `token` manages tokens).
+    Serve(crate::commands::serve::ServeArgs),
     /// Manage the embedded workspace store.
     Workspace {
         /// What to do.

@@ -17,6 +17,7 @@
 //!
 //! Run it from a release build: `cargo run --release -p harmonia-cli -- bench`.
 
+mod mcp;
 mod plugins;
 mod stats;
 mod workload;
@@ -321,6 +322,7 @@ pub fn run(json_output: bool, quick: bool, plugin_paths: &[std::path::PathBuf]) 
     runaway(effort, &mut out)?;
     throughput(&trivial_host, effort, &mut out);
     memory(&trivial_host, effort, &mut out);
+    mcp::run(effort, &mut out)?;
     finish(out)
 }
 

@@ -4,6 +4,7 @@ mod call;
 mod conformance;
 
 mod inspect;
+pub mod serve;
 mod session;
 mod tools;
 mod validate;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::TraceKey { config } => validate::print_trace_key(config.as_deref()),
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
+        Command::Serve(args) => serve::run(args),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
         Command::Bench { json, quick, plugins } => crate::bench::run(json, quick, &plugins),
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {

@@ -1,0 +1,250 @@
+//! `harmonia bench`'s MCP figures: a `tools/call` round trip over
+//! streamable HTTP on loopback against `Host::call` for the same mock
+//! tool, and the time from starting `harmonia serve` to `/readyz`
+//! answering, with a warm component cache.
+//!
+//! The client is a plain blocking HTTP/1.1 client (`ureq`) speaking the
+//! JSON-RPC of one MCP session (initialize, then `tools/call` with the
+//! session id), and the stateless 2026-07-28 form; no client SDK's cost is
+//! in the figure, but the HTTP client's is.
+
+use super::stats::Samples;
+use super::{Effort, Report};
+use anyhow::{Context, Result};
+use harmonia_host::config::HostConfig;
+use harmonia_host::liaison::session::Liaison;
+use harmonia_host::liaison::skills::SkillSet;
+use harmonia_host::{CallContext, Host};
+use harmonia_serve::auth::Authenticator;
+use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
+use harmonia_serve::config::ServeConfig;
+use harmonia_serve::http::HttpServer;
+use harmonia_serve::state::ServeState;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOOL: &str = "get_job_status";
+const INPUT: &str = r#"{"job_id": "job-7"}"#;
+
+struct Session {
+    agent: ureq::Agent,
+    url: String,
+    token: String,
+    id: String,
+}
+
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> Result<(Option<String>, String)> {
+    let mut request = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-06-18");
+    }
+    let mut response = request.send(body.to_string())?;
+    let id =
+        response.headers().get("mcp-session-id").and_then(|value| value.to_str().ok()).map(str::to_owned);
+    Ok((id, response.body_mut().read_to_string()?))
+}
+
+/// The last JSON-RPC message of a JSON or SSE body.
+fn message(body: &str) -> Result<Value> {
+    let text = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|data| !data.is_empty())
+        .unwrap_or(body);
+    Ok(serde_json::from_str(text)?)
+}
+
+/// One stateless (2026-07-28) `tools/call`, no session.
+fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
+    let arguments: Value = serde_json::from_str(INPUT)?;
+    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": TOOL, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut response = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", TOOL)
+        .send(body.to_string())?;
+    message(&response.body_mut().read_to_string()?)
+}
+
+impl Session {
+    fn open(url: &str, token: &str) -> Result<Self> {
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(30))).build().into();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+        let (id, _) = post(&agent, url, token, None, &init)?;
+        let id = id.context("no session id")?;
+        post(
+            &agent,
+            url,
+            token,
+            Some(&id),
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )?;
+        Ok(Self { agent, url: url.to_owned(), token: token.to_owned(), id })
+    }
+
+    fn call(&self, n: u64) -> Result<Value> {
+        let arguments: Value = serde_json::from_str(INPUT)?;
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": TOOL, "arguments": arguments}});
+        let (_, text) = post(&self.agent, &self.url, &self.token, Some(&self.id), &body)?;
+        message(&text)
+    }
+}
+
+fn token_file(dir: &Path) -> Result<String> {
+    let mut file = TokenFile::default();
+    let (token, _) = file.add("ws_demo", vec![TOOL.to_owned()])?;
+    file.save(&dir.join("tokens.toml"))?;
+    Ok(token)
+}
+
+fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
+    let token = token_file(dir)?;
+    let serve_config = ServeConfig::default();
+    let state =
+        ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone())?;
+    let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let server = HttpServer::new(state, auth, &serve_config);
+    let running = runtime.spawn(server.run(listener, async move {
+        let _ = stopped.await;
+    }));
+    let session = Session::open(&url, &token)?;
+    let first = session.call(1)?;
+    anyhow::ensure!(
+        first["result"]["structuredContent"]["status"] == "success",
+        "the MCP call failed: {first}"
+    );
+    let calls = effort.tool_calls * 5;
+    for n in 0..calls.min(200) {
+        session.call(n as u64)?;
+    }
+    let mcp = Samples::new(
+        (0..calls)
+            .map(|n| {
+                let started = Instant::now();
+                session.call(n as u64).map(|_| started.elapsed())
+            })
+            .collect::<Result<_>>()?,
+    );
+    let first = call_stateless(&session.agent, &url, &token, 1)?;
+    anyhow::ensure!(
+        first["result"]["structuredContent"]["status"] == "success",
+        "the stateless call failed: {first}"
+    );
+    let stateless = Samples::new(
+        (0..calls)
+            .map(|n| {
+                let started = Instant::now();
+                call_stateless(&session.agent, &url, &token, n as u64).map(|_| started.elapsed())
+            })
+            .collect::<Result<_>>()?,
+    );
+    let context = CallContext::for_workspace("ws_demo");
+    let direct = super::time_calls(&host, TOOL, INPUT, &context, calls);
+    let _ = stop.send(());
+    let _ = runtime.block_on(running);
+    let overhead = mcp.p50_us() - direct.p50_us();
+    out.say(format!("\nMCP tools/call round trip on loopback, {TOOL} (mock), {calls} calls:"));
+    out.say(format!(
+        "  in an MCP session:          p50 {:8.1} us   p99 {:8.1} us",
+        mcp.p50_us(),
+        mcp.p99_us()
+    ));
+    out.say(format!(
+        "  Host::call:                 p50 {:8.1} us   p99 {:8.1} us",
+        direct.p50_us(),
+        direct.p99_us()
+    ));
+    out.say(format!(
+        "  stateless (2026-07-28):     p50 {:8.1} us   p99 {:8.1} us",
+        stateless.p50_us(),
+        stateless.p99_us()
+    ));
+    out.say(format!(
+        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless",
+        stateless.p50_us() - direct.p50_us()
+    ));
+    out.insert("mcp_call_us_p50", json!(mcp.p50_us()));
+    out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
+    out.insert("mcp_host_call_us_p50", json!(direct.p50_us()));
+    out.insert("mcp_overhead_us_p50", json!(overhead));
+    out.insert("mcp_stateless_call_us_p50", json!(stateless.p50_us()));
+    out.insert("mcp_stateless_call_us_p99", json!(stateless.p99_us()));
+    Ok(())
+}
+
+fn start_to_ready(dir: &Path) -> Result<Duration> {
+    let started = Instant::now();
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["serve", "--http", "127.0.0.1:0", "--mock", "--serve-config"])
+        .arg(dir.join("serve.toml"))
+        .env("XDG_DATA_HOME", dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
+    let base = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
+    let ready = loop {
+        if agent.get(&format!("{base}/readyz")).call().is_ok() {
+            break started.elapsed();
+        }
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(60), "serve never became ready");
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(ready)
+}
+
+/// The MCP figures.
+pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("harmonia-bench-mcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> Result<()> {
+        round_trip(effort, out, &dir)?;
+        std::fs::write(dir.join("serve.toml"), "tokens_file = \"tokens.toml\"\n")?;
+        start_to_ready(&dir)?; // warms the cache
+        let mut times: Vec<Duration> =
+            (0..effort.loads).map(|_| start_to_ready(&dir)).collect::<Result<_>>()?;
+        times.sort();
+        let median = times[times.len() / 2].as_secs_f64() * 1000.0;
+        out.say(format!(
+            "  harmonia serve start to ready (warm cache, median of {}): {median:.1} ms",
+            effort.loads
+        ));
+        out.insert("mcp_serve_ready_ms", json!(median));
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}

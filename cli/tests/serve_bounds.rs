@@ -1,0 +1,214 @@
+//! `harmonia serve`'s bounds, against hostile plugins and hostile
+//! clients: a looping or memory-hungry plugin costs one envelope, calls
+//! past the in-flight bound get a retryable envelope, sessions past their
+//! bound get 503 with `Retry-After`, slow clients are cut, and SIGTERM
+//! drains the call in flight and exits 0. The MCP client is the official
+//! Python SDK (`scripts/install-test-deps.sh`).
+
+use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python() -> PathBuf {
+    let python = repo().join("target/test-deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-test-deps.sh (it installs the MCP Python SDK these tests use)",
+        python.display()
+    );
+    python
+}
+
+fn guest(name: &str) -> String {
+    harmonia_artifacts::test_guest(name).unwrap_or_else(|| panic!("test guest {name}")).to_owned()
+}
+
+fn harmonia(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
+    command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
+    command
+}
+
+struct Server {
+    child: Child,
+    url: String,
+    token: String,
+}
+
+impl Server {
+    /// A mock server with the loop and oom guests (deadline capped at
+    /// 1 s), one token for them and get_job_status, and `limits`.
+    fn start(name: &str, limits: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("harmonia-serve-bounds-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("no-skills")).unwrap();
+        let config = dir.join("harmonia.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "mock = true\n[plugins]\nfiles = [{:?}, {:?}]\n[limits]\nmax_deadline_ms = 1000\n[trace]\nkey_file = {:?}\n",
+                guest("hostile-loop"),
+                guest("hostile-oom"),
+                dir.join("key")
+            ),
+        )
+        .unwrap();
+        let added = harmonia(&dir)
+            .args(["serve", "token", "add", "--file"])
+            .arg(dir.join("tokens.toml"))
+            .args(["--workspace", "ws_demo", "--tools", "hostile_loop,hostile_oom,get_job_status"])
+            .output()
+            .unwrap();
+        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+        let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+        std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}"))
+            .unwrap();
+        let mut child = harmonia(&dir)
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .arg("--skills")
+            .arg(dir.join("no-skills"))
+            .arg("--serve-config")
+            .arg(dir.join("serve.toml"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = send.send(line);
+        });
+        let line = receive.recv_timeout(Duration::from_secs(120)).expect("the server says where it listens");
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        Self { child, url, token }
+    }
+
+    fn address(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn scenario(name: &str, settings: &serde_json::Value) -> Child {
+    Command::new(python())
+        .arg(repo().join("serve/tests/clients/mcp_checks.py"))
+        .arg(name)
+        .arg(settings.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn passes(child: Child, name: &str) {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "scenario {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
+}
+
+#[test]
+fn hostile_plugins_cost_one_envelope_and_calls_past_the_bound_get_a_retryable_envelope() {
+    let server = Server::start("busy", "max_in_flight_calls = 1\n");
+    passes(scenario("busy", &json!({"url": server.url, "token": server.token})), "busy");
+}
+
+#[test]
+fn sessions_past_the_bound_get_503_with_retry_after() {
+    let server = Server::start("sessions", "max_sessions = 2\nretry_after_s = 2\n");
+    let settings = json!({"url": server.url, "token": server.token, "max_sessions": 2});
+    passes(scenario("sessions_bound", &settings), "sessions_bound");
+}
+
+#[test]
+fn sigterm_drains_the_call_in_flight_then_exits_0() {
+    let mut server = Server::start("drain", "");
+    let mut client = scenario("drain_call", &json!({"url": server.url, "token": server.token}));
+    let mut line = String::new();
+    BufReader::new(client.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "calling");
+    std::thread::sleep(Duration::from_millis(400));
+    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(100));
+    let mut probe = TcpStream::connect(server.address()).unwrap();
+    probe.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = probe.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "draining is not ready: {answer}");
+    let output = client.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let started = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert_eq!(status.code(), Some(0), "serve exits 0 after the drain");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "serve did not exit after the drain");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_client_slow_to_send_its_headers_or_body_is_cut() {
+    let server = Server::start("slow", "header_timeout_s = 1\nrequest_timeout_s = 2\n");
+    let mut slow_headers = TcpStream::connect(server.address()).unwrap();
+    slow_headers.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    slow_headers.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = slow_headers.read_to_end(&mut rest);
+    assert!(started.elapsed() < Duration::from_secs(5), "headers never finished: the connection is closed");
+    let mut slow_body = TcpStream::connect(server.address()).unwrap();
+    slow_body.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\"",
+        server.token
+    );
+    slow_body.write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    let mut answer = String::new();
+    let _ = slow_body.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "a body that never finishes gets 408: {answer}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A client that sends requests and never reads the answers stalls
+    // only its own connection.
+    let mut deaf = TcpStream::connect(server.address()).unwrap();
+    deaf.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(2000);
+    for _ in 0..50 {
+        if deaf.write_all(&request).is_err() {
+            break;
+        }
+    }
+    let mut fine = TcpStream::connect(server.address()).unwrap();
+    fine.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    fine.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

@@ -1,0 +1,266 @@
+//! `harmonia serve` driven by the official MCP Python SDK: stdio and
+//! streamable HTTP, the six tools on the mock and SQLite sources, the
+//! allow-list, static tokens (revoked, another workspace), JWTs (expired,
+//! wrong audience, issuer or key), skill-bound sessions with the guard and
+//! the trace resource, `POST /v1/validate`, and bad input. The client
+//! scripts are `serve/tests/clients/*.py`; they need the virtual
+//! environment `scripts/install-test-deps.sh` makes.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python() -> PathBuf {
+    let python = repo().join("target/test-deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-test-deps.sh (it installs the MCP Python SDK these tests use)",
+        python.display()
+    );
+    python
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("harmonia-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A config dir: harmonia.toml (mock or a SQLite store), a private trace key.
+fn host_config(dir: &Path, sqlite: bool) -> PathBuf {
+    let config = dir.join("harmonia.toml");
+    let key = dir.join("trace-key");
+    let text = if sqlite {
+        let db = dir.join("harmonia.db");
+        let output = harmonia(dir)
+            .args(["workspace", "import"])
+            .arg(repo().join("host/fixtures/demo_workspace.json"))
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        format!("[workspace]\nsource = \"sqlite\"\npath = {:?}\n[trace]\nkey_file = {:?}\n", db, key)
+    } else {
+        format!("mock = true\n[trace]\nkey_file = {:?}\n", key)
+    };
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+fn harmonia(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
+    command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
+    command
+}
+
+fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
+    let output = harmonia(dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .args(["--workspace", workspace, "--tools", tools])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let id = stderr.split_whitespace().find(|word| word.starts_with("tok_")).unwrap().to_owned();
+    (token, id)
+}
+
+const SIX: &str = "fetch_trend_signals,search_trend_signals,get_engagement_insights,get_operator_feed,get_job_status,suggest_posting_windows";
+
+/// A running `harmonia serve --http 127.0.0.1:0`.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path, config: &Path, serve_config: &str) -> Self {
+        let serve = dir.join("serve.toml");
+        std::fs::write(&serve, serve_config).unwrap();
+        let log = std::fs::File::create(dir.join("serve.log")).unwrap();
+        let mut child = harmonia(dir)
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .arg("--serve-config")
+            .arg(&serve)
+            .env("HARMONIA_LOG", "trace")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = send.send(line);
+        });
+        let line = receive.recv_timeout(Duration::from_secs(120)).expect("the server says where it listens");
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn scenario(name: &str, settings: &Value) {
+    let output = Command::new(python())
+        .arg(repo().join("serve/tests/clients/mcp_checks.py"))
+        .arg(name)
+        .arg(settings.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "scenario {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
+}
+
+#[test]
+fn http_serves_the_six_tools_the_allow_list_prompts_and_refuses_bad_credentials() {
+    let dir = scratch("http");
+    let config = host_config(&dir, false);
+    let (token, _) = add_token(&dir, "ws_demo", SIX);
+    let (limited, _) = add_token(&dir, "ws_demo", "get_job_status");
+    let (other, _) = add_token(&dir, "ws_other", SIX);
+    let server = Server::start(&dir, &config, "tokens_file = \"tokens.toml\"\n");
+    let settings = json!({"url": server.url, "token": token, "limited_token": limited, "other_token": other});
+    scenario("http_tools", &settings);
+    scenario("allow_list", &settings);
+    scenario("bad_credentials", &settings);
+    scenario("skill", &settings);
+    scenario("bad_input", &settings);
+}
+
+#[test]
+fn a_revoked_token_is_refused_by_the_running_server() {
+    let dir = scratch("revoke");
+    let config = host_config(&dir, false);
+    let (token, id) = add_token(&dir, "ws_demo", SIX);
+    let (kept, _) = add_token(&dir, "ws_demo", SIX);
+    let server = Server::start(&dir, &config, "tokens_file = \"tokens.toml\"\n");
+    scenario("works", &json!({"url": server.url, "token": token}));
+    let listed = harmonia(&dir)
+        .args(["serve", "token", "list", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(listed.contains(&id) && !listed.contains(&token), "list shows ids, never tokens: {listed}");
+    let revoke = harmonia(&dir)
+        .args(["serve", "token", "revoke", &id, "--file"])
+        .arg(dir.join("tokens.toml"))
+        .output()
+        .unwrap();
+    assert!(revoke.status.success(), "{}", String::from_utf8_lossy(&revoke.stderr));
+    scenario("revoked", &json!({"url": server.url, "token": token}));
+    scenario("works", &json!({"url": server.url, "token": kept}));
+    let stored = std::fs::read_to_string(dir.join("tokens.toml")).unwrap();
+    assert!(!stored.contains(&kept), "the store holds hashes only");
+    drop(server);
+    let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
+    assert!(log.contains("authentication failed"), "a refused credential is logged: {log}");
+    for secret in [&token, &kept] {
+        assert!(!log.contains(secret.as_str()), "a token reached the log at trace level");
+        assert!(!log.contains(&secret[4..20]), "part of a token reached the log");
+    }
+}
+
+#[test]
+fn the_sqlite_source_serves_its_workspace_and_a_token_for_another_workspace_reads_nothing() {
+    let dir = scratch("sqlite");
+    let config = host_config(&dir, true);
+    let (token, _) = add_token(&dir, "ws_demo", SIX);
+    let (other, _) = add_token(&dir, "ws_other", SIX);
+    let server = Server::start(&dir, &config, "tokens_file = \"tokens.toml\"\n");
+    scenario("sqlite", &json!({"url": server.url, "token": token}));
+    scenario("other_workspace", &json!({"url": server.url, "other_token": other}));
+}
+
+#[test]
+fn jwt_access_tokens_are_checked_for_signature_exp_nbf_aud_iss_and_workspace() {
+    let dir = scratch("jwt");
+    let config = host_config(&dir, false);
+    let minted = Command::new(python())
+        .arg(repo().join("serve/tests/clients/make_jwts.py"))
+        .arg(&dir)
+        .args(["https://id.example", "harmonia"])
+        .output()
+        .unwrap();
+    assert!(minted.status.success(), "{}", String::from_utf8_lossy(&minted.stderr));
+    let mut settings: Value = serde_json::from_slice(&minted.stdout).unwrap();
+    let server = Server::start(
+        &dir,
+        &config,
+        "[jwt]\njwks_file = \"jwks.json\"\nissuer = \"https://id.example\"\naudience = \"harmonia\"\nleeway_s = 5\n",
+    );
+    settings["url"] = json!(server.url);
+    scenario("jwt", &settings);
+    drop(server);
+
+    // The same keys from a JWKS URL (a loopback server), read at start.
+    let mut web = Command::new(python())
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(web.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line
+        .split(" port ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("http.server port");
+    std::fs::rename(dir.join("jwks.json"), dir.join("served-jwks.json")).unwrap();
+    let server = Server::start(
+        &dir,
+        &config,
+        &format!(
+            "[jwt]\njwks_url = \"http://127.0.0.1:{port}/served-jwks.json\"\nissuer = \"https://id.example\"\naudience = \"harmonia\"\n"
+        ),
+    );
+    settings["url"] = json!(server.url);
+    scenario("jwt", &settings);
+    let _ = web.kill();
+    let _ = web.wait();
+}
+
+#[test]
+fn stdio_serves_the_tools_a_skill_and_an_allow_list() {
+    let dir = scratch("stdio");
+    let config = host_config(&dir, false);
+    let env = json!({"HARMONIA_CONFIG": config, "XDG_DATA_HOME": dir, "PATH": std::env::var("PATH").unwrap_or_default()});
+    scenario("stdio", &json!({"binary": env!("CARGO_BIN_EXE_harmonia"), "env": env}));
+}
+
+#[test]
+fn http_serve_refuses_to_start_without_credentials() {
+    let dir = scratch("noauth");
+    let config = host_config(&dir, false);
+    let output =
+        harmonia(&dir).args(["serve", "--http", "127.0.0.1:0", "--config"]).arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no unauthenticated server"));
+}

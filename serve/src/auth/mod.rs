@@ -1,0 +1,98 @@
+//! Authentication: who is calling, which workspace they act for and which
+//! tools they may see (docs/contract.md §6: tenant-scoped credentials and
+//! an explicit allow-list).
+//!
+//! A credential is either a static bearer token ([`tokens`], stored only
+//! as its SHA-256) or a JWT access token checked against a JWKS ([`jwt`]).
+//! Either one yields a [`Principal`]; the workspace comes only from it,
+//! never from a tool argument or a header the client chooses.
+
+pub mod jwt;
+pub mod tokens;
+
+use std::collections::BTreeSet;
+
+/// The caller, as established by its credential.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// Stable identity of the credential (`token:ID`, `jwt:ISS:SUB` or
+    /// `stdio`); an MCP session is pinned to it.
+    pub id: String,
+    /// The workspace every call is bound to; `None` only for a stdio
+    /// server started without one.
+    pub workspace: Option<String>,
+    /// The tools this credential may list and call.
+    pub allow: BTreeSet<String>,
+}
+
+impl Principal {
+    /// Whether the credential allows `tool`.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.allow.contains(tool)
+    }
+}
+
+/// Why a request was not authenticated. The texts never carry the token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// No `Authorization: Bearer` header.
+    #[error("no bearer token")]
+    Missing,
+    /// The header is not `Bearer <token>`.
+    #[error("malformed authorization header")]
+    Malformed,
+    /// No stored token has this hash (unknown or revoked).
+    #[error("unknown or revoked token")]
+    UnknownToken,
+    /// The JWT failed a check (signature, exp, nbf, aud, iss, claims).
+    #[error("invalid access token: {0}")]
+    InvalidJwt(String),
+}
+
+impl AuthError {
+    /// The RFC 6750 error code for the `WWW-Authenticate` header.
+    pub fn bearer_error(&self) -> Option<&'static str> {
+        match self {
+            Self::Missing => None,
+            Self::Malformed => Some("invalid_request"),
+            Self::UnknownToken | Self::InvalidJwt(_) => Some("invalid_token"),
+        }
+    }
+}
+
+/// Checks credentials: static tokens first, JWTs when configured.
+pub struct Authenticator {
+    tokens: Option<tokens::TokenStore>,
+    jwt: Option<jwt::JwtVerifier>,
+}
+
+impl Authenticator {
+    /// From a token store and a JWT verifier, either optional.
+    pub fn new(tokens: Option<tokens::TokenStore>, jwt: Option<jwt::JwtVerifier>) -> Self {
+        Self { tokens, jwt }
+    }
+
+    /// Whether any credential could ever be accepted.
+    pub fn is_configured(&self) -> bool {
+        self.tokens.is_some() || self.jwt.is_some()
+    }
+
+    /// The principal for an `Authorization` header value.
+    pub fn authenticate(&self, header: Option<&str>) -> Result<Principal, AuthError> {
+        let header = header.ok_or(AuthError::Missing)?;
+        let (scheme, token) = header.split_once(' ').ok_or(AuthError::Malformed)?;
+        let token = token.trim();
+        if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() || token.contains(' ') {
+            return Err(AuthError::Malformed);
+        }
+        if let Some(jwt) = &self.jwt
+            && jwt::looks_like_jwt(token)
+        {
+            return jwt.verify(token);
+        }
+        match &self.tokens {
+            Some(store) => store.verify(token),
+            None => Err(AuthError::UnknownToken),
+        }
+    }
+}

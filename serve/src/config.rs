@@ -1,0 +1,163 @@
+//! The serve config: a TOML file of its own (`--serve-config`), apart
+//! from `harmonia.toml`, which configures the host.
+//!
+//! ```toml
+//! tokens_file = "tokens.toml"          # static bearer tokens (hashes)
+//! allowed_hosts = ["localhost", "127.0.0.1"]   # Host headers accepted (DNS rebinding)
+//! [jwt]                                # optional: JWT access tokens
+//! jwks_file = "jwks.json"
+//! issuer = "https://id.example"
+//! audience = "harmonia"
+//! workspace_claim = "harmonia_workspace"
+//! [limits]                             # every bound, with its default
+//! max_body_kib = 1024
+//! max_sessions = 64
+//! max_in_flight_calls = 32
+//! idle_session_s = 300
+//! request_timeout_s = 150
+//! header_timeout_s = 10
+//! retry_after_s = 2
+//! ```
+
+use crate::auth::jwt::JwtConfig;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The whole serve config.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// The static token store.
+    pub tokens_file: Option<PathBuf>,
+    /// JWT access tokens.
+    pub jwt: Option<JwtConfig>,
+    /// `Host` header values accepted; loopback names when empty.
+    pub allowed_hosts: Vec<String>,
+    /// The bounds.
+    pub limits: Limits,
+}
+
+/// Every bound the server keeps.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest request body, KiB (413 past it).
+    pub max_body_kib: u32,
+    /// Most MCP sessions open at once (503 + Retry-After past it).
+    pub max_sessions: u32,
+    /// Most tool calls running at once (a retryable
+    /// `dependency_unavailable` envelope past it).
+    pub max_in_flight_calls: u32,
+    /// A session idle this long is closed, seconds.
+    pub idle_session_s: u64,
+    /// A request (headers, body and answer) taking longer is cut, seconds.
+    pub request_timeout_s: u64,
+    /// A client that has not sent its request headers in this time is
+    /// disconnected, seconds.
+    pub header_timeout_s: u64,
+    /// The `Retry-After` given with a 503, seconds.
+    pub retry_after_s: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_kib: 1024,
+            max_sessions: 64,
+            max_in_flight_calls: 32,
+            idle_session_s: 300,
+            request_timeout_s: 150,
+            header_timeout_s: 10,
+            retry_after_s: 2,
+        }
+    }
+}
+
+impl Limits {
+    /// `max_body_kib` in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_kib as usize * 1024
+    }
+
+    /// `request_timeout_s`.
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_s)
+    }
+}
+
+/// Why the serve config is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeConfigError {
+    /// Unreadable.
+    #[error("cannot read serve config {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    /// Malformed.
+    #[error("invalid serve config {0}: {1}")]
+    Parse(PathBuf, String),
+    /// A value breaks its rule.
+    #[error("invalid serve config: {0}")]
+    Invalid(String),
+}
+
+impl ServeConfig {
+    /// Read and check `path`; relative paths inside are relative to its directory.
+    pub fn from_file(path: &Path) -> Result<Self, ServeConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|error| ServeConfigError::Read(path.to_owned(), error))?;
+        let mut config: Self = toml::from_str(&text)
+            .map_err(|error| ServeConfigError::Parse(path.to_owned(), error.message().to_owned()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |file: &mut PathBuf| {
+            if file.is_relative() {
+                *file = base.join(&*file);
+            }
+        };
+        if let Some(file) = config.tokens_file.as_mut() {
+            resolve(file);
+        }
+        if let Some(file) = config.jwt.as_mut().and_then(|jwt| jwt.jwks_file.as_mut()) {
+            resolve(file);
+        }
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Check every value's rule.
+    pub fn check(&self) -> Result<(), ServeConfigError> {
+        let limits = &self.limits;
+        let positive = [
+            ("limits.max_body_kib", u64::from(limits.max_body_kib)),
+            ("limits.max_sessions", u64::from(limits.max_sessions)),
+            ("limits.max_in_flight_calls", u64::from(limits.max_in_flight_calls)),
+            ("limits.idle_session_s", limits.idle_session_s),
+            ("limits.request_timeout_s", limits.request_timeout_s),
+            ("limits.header_timeout_s", limits.header_timeout_s),
+        ];
+        if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
+            return Err(ServeConfigError::Invalid(format!("{key} must be at least 1")));
+        }
+        if let Some(jwt) = &self.jwt
+            && jwt.jwks_file.is_none()
+            && jwt.jwks_url.is_none()
+        {
+            return Err(ServeConfigError::Invalid("[jwt] needs jwks_file or jwks_url".into()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bound_must_be_positive_and_jwt_needs_keys() {
+        let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 0\n").unwrap();
+        assert!(config.check().unwrap_err().to_string().contains("limits.max_in_flight_calls"));
+        let config: ServeConfig = toml::from_str("[jwt]\nissuer = \"i\"\naudience = \"a\"\n").unwrap();
+        assert!(config.check().unwrap_err().to_string().contains("jwks_file or jwks_url"));
+        assert!(toml::from_str::<ServeConfig>("tokens = \"x\"\n").is_err(), "unknown keys are refused");
+        assert!(ServeConfig::default().check().is_ok());
+    }
+}

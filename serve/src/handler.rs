@@ -1,0 +1,290 @@
+//! The MCP server handler: tools, prompts and the trace resource for one
+//! connection (a stdio process or one MCP session over HTTP).
+//!
+//! Who calls comes from the credential: over HTTP the authentication
+//! layer puts a [`Principal`] in the request's extensions; over stdio the
+//! principal is fixed from the command line. An MCP session is pinned to
+//! the first principal it sees; a request of that session carrying another
+//! credential is refused. A connection bound to a skill runs every call
+//! through one guarded liaison [`Session`] (one tool, a retry only after a
+//! retryable error, the ceiling), whose signed trace is the resource
+//! [`TRACE_URI`]. Unbound connections call the host directly.
+//!
+//! `Host::call` blocks, so calls run on tokio's blocking pool, at most
+//! `limits.max_in_flight_calls` at once; a call past the bound is answered
+//! at once with a retryable `dependency_unavailable` envelope.
+
+use crate::auth::Principal;
+use crate::catalog;
+use crate::state::ServeState;
+use harmonia_host::CallContext;
+use harmonia_host::liaison::session::Session;
+use harmonia_host::liaison::skills::Skill;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The URI of a skill-bound session's signed trace.
+pub const TRACE_URI: &str = "harmonia://session/trace";
+
+/// One connection's handler.
+pub struct McpServer {
+    state: Arc<ServeState>,
+    skill: Option<Skill>,
+    fixed: Option<Principal>,
+    pinned: OnceLock<Principal>,
+    session: OnceLock<Arc<Mutex<Session>>>,
+    id: u64,
+}
+
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl McpServer {
+    /// A handler; `fixed` is the principal of a stdio connection (HTTP
+    /// connections take it from each request).
+    pub fn new(state: Arc<ServeState>, skill: Option<Skill>, fixed: Option<Principal>) -> Self {
+        Self { state, skill, fixed, pinned: OnceLock::new(), session: OnceLock::new(), id: next_id() }
+    }
+
+    fn principal(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
+        let principal = match &self.fixed {
+            Some(principal) => principal.clone(),
+            None => context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>())
+                .cloned()
+                .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))?,
+        };
+        let pinned = self.pinned.get_or_init(|| principal.clone());
+        if pinned.id != principal.id {
+            tracing::warn!(
+                connection = self.id,
+                "request with another credential than the session's refused"
+            );
+            return Err(ErrorData::invalid_request("this MCP session belongs to another credential", None));
+        }
+        Ok(principal)
+    }
+
+    /// Whether `tool` is listed for `principal` on this connection.
+    fn visible(&self, principal: &Principal, tool: &str) -> bool {
+        principal.allows(tool) && self.skill.as_ref().is_none_or(|skill| skill.allows(tool))
+    }
+
+    fn skill_visible(&self, principal: &Principal, skill: &Skill) -> bool {
+        self.skill.as_ref().is_none_or(|bound| bound.name == skill.name)
+            && skill.allowed_tools.iter().any(|tool| principal.allows(tool))
+    }
+
+    /// The connection's guarded session, started (and the skill
+    /// activated) on first use.
+    fn session(&self, principal: &Principal, skill: &Skill) -> Result<Arc<Mutex<Session>>, ErrorData> {
+        if let Some(session) = self.session.get() {
+            return Ok(Arc::clone(session));
+        }
+        let mut session = self.state.liaison.session(CallContext {
+            workspace: principal.workspace.clone(),
+            trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
+        });
+        session.activate(&skill.name).map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        Ok(Arc::clone(self.session.get_or_init(|| Arc::new(Mutex::new(session)))))
+    }
+
+    async fn call(
+        &self,
+        principal: Principal,
+        tool: String,
+        args: Value,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Ok(permit) = Arc::clone(&self.state.calls).try_acquire_owned() else {
+            tracing::warn!(tool = %tool, "call refused: too many calls in flight");
+            return Ok(catalog::result(&catalog::busy()).into());
+        };
+        let envelope = match &self.skill {
+            None => {
+                let host = self.state.liaison.host().clone();
+                let context = CallContext {
+                    workspace: principal.workspace.clone(),
+                    trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
+                };
+                tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    host.call(&tool, &args.to_string(), &context).map_err(|error| error.to_string())
+                })
+                .await
+            }
+            Some(skill) => {
+                let session = self.session(&principal, skill)?;
+                tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    let mut session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    session.call(&tool, &args).map_err(|error| format!("{}: {error}", error.code()))
+                })
+                .await
+            }
+        };
+        match envelope {
+            Ok(Ok(envelope)) => Ok(catalog::result(&envelope).into()),
+            Ok(Err(message)) => Err(ErrorData::invalid_request(message, None)),
+            Err(_) => Err(ErrorData::internal_error("the call did not finish", None)),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts();
+        let capabilities =
+            if self.skill.is_some() { capabilities.enable_resources().build() } else { capabilities.build() };
+        let instructions = match &self.skill {
+            Some(skill) => format!(
+                "Harmonia read-only tools, bound to the skill `{}`: one tool per session, a retry only after a retryable error. Every result is the contract envelope.",
+                skill.name
+            ),
+            None => "Harmonia read-only tools. Every result is the contract envelope (status, data, error, evidence).".to_owned(),
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("harmonia", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // The guard lives in an MCP session, which only the handshake
+        // versions have; a skill-bound connection offers only those.
+        if self.skill.is_some() {
+            Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        } else {
+            Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // Pins the session to the credential that opened it.
+        self.principal(&context)?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let principal = self.principal(&context)?;
+        let tools = self
+            .state
+            .liaison
+            .host()
+            .tools()
+            .filter(|info| self.visible(&principal, &info.descriptor.name))
+            .map(|info| catalog::tool(&info.descriptor))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let principal = self.principal(&context)?;
+        let tool = request.name.to_string();
+        if !principal.allows(&tool) || self.state.liaison.host().descriptor(&tool).is_none() {
+            tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
+            return Ok(catalog::result(&catalog::not_allowed()).into());
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        self.call(principal, tool, args).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let principal = self.principal(&context)?;
+        let prompts = self
+            .state
+            .liaison
+            .skills()
+            .iter()
+            .filter(|skill| self.skill_visible(&principal, skill))
+            .map(|skill| Prompt::new(skill.name.clone(), Some(skill.description.clone()), None))
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let principal = self.principal(&context)?;
+        let skill = self
+            .state
+            .liaison
+            .skills()
+            .get(&request.name)
+            .filter(|skill| self.skill_visible(&principal, skill))
+            .ok_or_else(|| ErrorData::invalid_params(format!("unknown prompt `{}`", request.name), None))?;
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, skill.workflow.clone())])
+            .with_description(skill.description.clone())
+            .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.principal(&context)?;
+        let resources = match &self.skill {
+            Some(_) => vec![
+                Resource::new(TRACE_URI, "trace")
+                    .with_description("This session's trace, signed with the host key")
+                    .with_mime_type("application/json"),
+            ],
+            None => Vec::new(),
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let principal = self.principal(&context)?;
+        let (Some(skill), TRACE_URI) = (&self.skill, request.uri.as_str()) else {
+            return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None));
+        };
+        let session = self.session(&principal, skill)?;
+        let document = {
+            let session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+        };
+        let text = document.to_value().to_string();
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, TRACE_URI).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+}

@@ -1,0 +1,24 @@
+//! `harmonia serve`: Harmonia's tools for any agent host over the Model
+//! Context Protocol, on the terms docs/contract.md §6 sets for adopting
+//! MCP: an authenticated remote server, an explicit tool allow-list,
+//! tenant-scoped credentials, the same envelope, read-only tools, and a
+//! failure that cannot block the content pipeline.
+//!
+//! Parts:
+//! - [`config`]: the serve config (tokens, JWT, bounds).
+//! - [`auth`]: static tokens (hashes only) and JWTs → a [`auth::Principal`].
+//! - [`catalog`]: tools as MCP tools, envelopes as MCP results.
+//! - [`state`]: what every connection shares; the in-flight call slots.
+//! - [`handler`]: the MCP handler (tools, skills as prompts, the trace).
+//! - [`http`]: streamable HTTP on axum: authentication, bounds, drain.
+//! - [`stdio`]: the stdio transport for a local agent host.
+//!
+//! Built on the official Rust MCP SDK (`rmcp`); no JSON-RPC by hand.
+
+pub mod auth;
+pub mod catalog;
+pub mod config;
+pub mod handler;
+pub mod http;
+pub mod state;
+pub mod stdio;

@@ -1,0 +1,42 @@
+//! What every connection shares: the liaison (host, skills, trace key),
+//! the bounds, and the in-flight call slots.
+
+use crate::config::Limits;
+use harmonia_host::liaison::session::Liaison;
+use harmonia_host::liaison::signing::PublicKey;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// Shared server state.
+pub struct ServeState {
+    /// Host, skills and the trace signer.
+    pub liaison: Liaison,
+    /// The bounds.
+    pub limits: Limits,
+    /// One permit per tool call running.
+    pub calls: Arc<Semaphore>,
+    /// The key that verifies traces this server signs.
+    pub trace_key: PublicKey,
+}
+
+impl ServeState {
+    /// State for `liaison` under `limits`.
+    pub fn new(
+        liaison: Liaison,
+        limits: Limits,
+    ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
+        let trace_key = liaison.trace_public_key()?;
+        Ok(Arc::new(Self {
+            calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
+            liaison,
+            limits,
+            trace_key,
+        }))
+    }
+
+    /// Wait until no call runs, or `timeout` passes; true when idle.
+    pub async fn drained(&self, timeout: std::time::Duration) -> bool {
+        let all = self.limits.max_in_flight_calls;
+        matches!(tokio::time::timeout(timeout, self.calls.acquire_many(all)).await, Ok(Ok(_)))
+    }
+}

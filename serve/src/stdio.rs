@@ -1,0 +1,19 @@
+//! The local server: MCP over stdin/stdout for an agent host that starts
+//! `harmonia serve --stdio` as a child process. The principal (workspace
+//! and allow-list) and an optional skill come from the command line; logs
+//! go to stderr, never to stdout. End of input ends the server.
+
+use crate::auth::Principal;
+use crate::handler::McpServer;
+use crate::state::ServeState;
+use harmonia_host::liaison::skills::Skill;
+use rmcp::ServiceExt;
+use std::sync::Arc;
+
+/// Serve one connection on stdin/stdout until the client leaves.
+pub async fn serve(state: Arc<ServeState>, principal: Principal, skill: Option<Skill>) -> anyhow::Result<()> {
+    let server = McpServer::new(state, skill, Some(principal));
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
