@@ -5,36 +5,18 @@
 //! drains the call in flight and exits 0. The MCP client is the official
 //! Python SDK (`scripts/install-test-deps.sh`).
 
+mod serve_support;
+
 use serde_json::json;
+use serve_support::{harmonia, python, repo};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    let python = repo().join("target/test-deps/venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-test-deps.sh (it installs the MCP Python SDK these tests use)",
-        python.display()
-    );
-    python
-}
-
 fn guest(name: &str) -> String {
     harmonia_artifacts::test_guest(name).unwrap_or_else(|| panic!("test guest {name}")).to_owned()
-}
-
-fn harmonia(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
-    command
 }
 
 struct Server {

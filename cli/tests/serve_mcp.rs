@@ -6,26 +6,15 @@
 //! scripts are `serve/tests/clients/*.py`; they need the virtual
 //! environment `scripts/install-test-deps.sh` makes.
 
+mod serve_support;
+
 use serde_json::{Value, json};
+use serve_support::{harmonia, python, repo};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    let python = repo().join("target/test-deps/venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-test-deps.sh (it installs the MCP Python SDK these tests use)",
-        python.display()
-    );
-    python
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("harmonia-serve-{name}-{}", std::process::id()));
@@ -54,12 +43,6 @@ fn host_config(dir: &Path, sqlite: bool) -> PathBuf {
     };
     std::fs::write(&config, text).unwrap();
     config
-}
-
-fn harmonia(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
-    command
 }
 
 fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
