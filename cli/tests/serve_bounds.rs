@@ -8,11 +8,10 @@
 mod serve_support;
 
 use serde_json::json;
-use serve_support::{harmonia, python, repo};
+use serve_support::{harmonia, python, repo, spawn_listening};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn guest(name: &str) -> String {
@@ -53,25 +52,15 @@ impl Server {
         let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
         std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}"))
             .unwrap();
-        let mut child = harmonia(&dir)
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .arg("--skills")
-            .arg(dir.join("no-skills"))
-            .arg("--serve-config")
-            .arg(dir.join("serve.toml"))
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, receive) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = send.send(line);
-        });
-        let line = receive.recv_timeout(Duration::from_secs(120)).expect("the server says where it listens");
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        let (child, url) = spawn_listening(
+            harmonia(&dir)
+                .args(["serve", "--http", "127.0.0.1:0", "--config"])
+                .arg(&config)
+                .arg("--skills")
+                .arg(dir.join("no-skills"))
+                .arg("--serve-config")
+                .arg(dir.join("serve.toml")),
+        );
         Self { child, url, token }
     }
 

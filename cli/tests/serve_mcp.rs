@@ -9,12 +9,10 @@
 mod serve_support;
 
 use serde_json::{Value, json};
-use serve_support::{harmonia, python, repo};
+use serve_support::{harmonia, python, repo, spawn_listening};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("harmonia-serve-{name}-{}", std::process::id()));
@@ -72,26 +70,15 @@ impl Server {
         let serve = dir.join("serve.toml");
         std::fs::write(&serve, serve_config).unwrap();
         let log = std::fs::File::create(dir.join("serve.log")).unwrap();
-        let mut child = harmonia(dir)
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .arg("--serve-config")
-            .arg(&serve)
-            .env("HARMONIA_LOG", "trace")
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, receive) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = send.send(line);
-        });
-        let line = receive.recv_timeout(Duration::from_secs(120)).expect("the server says where it listens");
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        let (child, url) = spawn_listening(
+            harmonia(dir)
+                .args(["serve", "--http", "127.0.0.1:0", "--config"])
+                .arg(config)
+                .arg("--serve-config")
+                .arg(&serve)
+                .env("HARMONIA_LOG", "trace")
+                .stderr(log),
+        );
         Self { child, url }
     }
 }

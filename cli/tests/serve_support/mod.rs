@@ -1,9 +1,12 @@
 //! What the `harmonia serve` test files share: the repository root, the
-//! Python with the official MCP SDK, and the `harmonia` command with a
-//! clean environment.
+//! Python with the official MCP SDK, the `harmonia` command with a clean
+//! environment, and starting a server on a loopback port.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -27,4 +30,21 @@ pub fn harmonia(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
     command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
     command
+}
+
+/// Spawn `serve --http 127.0.0.1:0 ...` and wait (at most 120 s) for the
+/// first stdout line, which says where it listens: the child and its URL.
+pub fn spawn_listening(command: &mut Command) -> (Child, String) {
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = send.send(line);
+    });
+    let line = receive.recv_timeout(Duration::from_secs(120)).expect("the server says where it listens");
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    (child, url)
 }
