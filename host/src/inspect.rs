@@ -64,7 +64,7 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
         .map_err(|error| error.to_string());
     let sha256 = sha256_hex(bytes);
     let descriptor = match &world {
-        Ok(_) => describe(config, bytes, &sha256, origin),
+        Ok(_) => describe(config, bytes, &shape, &sha256, origin),
         Err(_) => Err("not run: its imports are refused".to_owned()),
     };
     Ok(Inspection {
@@ -84,6 +84,7 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
 fn describe(
     config: &HostConfig,
     bytes: &[u8],
+    shape: &ComponentShape,
     sha256: &str,
     origin: PluginOrigin,
 ) -> Result<Descriptor, String> {
@@ -92,7 +93,7 @@ fn describe(
     let runtime =
         Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, config.cache_dir().as_deref())
             .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
-    plugin::admit_shape(policy, limits, bytes, &origin).map_err(|error| error.to_string())?;
+    plugin::check_shape(policy, limits, shape, &origin).map_err(|error| error.to_string())?;
     let (component, cache) = plugin::compile(&runtime, bytes, &origin).map_err(|error| error.to_string())?;
     plugin::load_compiled(&runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
         .map(|plugin| plugin.info.descriptor)

@@ -211,6 +211,18 @@ pub fn admit_shape(
 ) -> Result<ComponentShape, LoadError> {
     let shape = ComponentShape::read(bytes)
         .map_err(|error| LoadError::Compile { origin: origin.clone(), message: error.to_string() })?;
+    check_shape(policy, limits, &shape, origin)?;
+    Ok(shape)
+}
+
+/// Refuse a shape whose imports, exports or counts are outside what this
+/// host admits.
+pub fn check_shape(
+    policy: ImportPolicy,
+    limits: CallLimits,
+    shape: &ComponentShape,
+    origin: &PluginOrigin,
+) -> Result<(), LoadError> {
     policy
         .classify(shape.imports.iter().map(String::as_str))
         .map_err(|error| LoadError::Import { origin: origin.clone(), error })?;
@@ -223,7 +235,7 @@ pub fn admit_shape(
     shape
         .check(limits.component, limits.memory_bytes as u64)
         .map_err(|error| LoadError::Limit { origin: origin.clone(), error })?;
-    Ok(shape)
+    Ok(())
 }
 
 /// Components at least this large have their SHA-256 computed on a second
