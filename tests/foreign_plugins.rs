@@ -152,6 +152,37 @@ fn mock_host(template: Template) -> Host {
     Host::new(config).unwrap_or_else(|error| panic!("{} does not load: {error}", template.dir))
 }
 
+/// A large component's SHA-256 is computed alongside the shape check and
+/// the cache lookup; its pin must still refuse other bytes before anything
+/// runs, and its counts must still meet the configured limits.
+#[test]
+fn a_large_component_is_held_to_its_pin_and_its_limits() {
+    let python = built(PYTHON);
+    assert!(python.bytes.len() > 1 << 20, "large enough to be hashed on the side");
+    let mut config = foreign_config();
+    config.plugins.builtin = false;
+    config.plugins.files = vec![python.path.clone()];
+    let name = python.path.file_name().unwrap().to_string_lossy().into_owned();
+
+    config.plugins.pins.insert(name.clone(), "0".repeat(64));
+    let Err(error) = Host::new(config.clone()) else { panic!("a wrong pin refuses it") };
+    let error = error.to_string();
+    assert!(error.contains("does not match the pinned"), "{error}");
+
+    let own: String = Sha256::digest(&python.bytes).iter().map(|byte| format!("{byte:02x}")).collect();
+    config.plugins.pins.insert(name, own);
+    Host::new(config.clone()).expect("its own pin loads");
+
+    config.limits.max_core_instances_per_component = 8;
+    let Err(error) = Host::new(config) else { panic!("14 core instances are over 8") };
+    let error = error.to_string();
+    assert!(
+        error.contains("14 core module instances")
+            && error.contains("limits.max_core_instances_per_component"),
+        "{error}"
+    );
+}
+
 /// The envelope of one mock call, as JSON.
 fn call(host: &Host, input: &str) -> Value {
     host.call("hn_top_story", input, &CallContext::default()).expect("hn_top_story is loaded").to_value()
