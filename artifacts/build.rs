@@ -92,7 +92,9 @@ fn main() {
             writeln!(source, "    ({:?}, {:?}),", format!("{folder}-{name}"), copied.display()).unwrap();
         }
     }
-    source.push_str("];\n\n/// Guests `harmonia bench` measures: (crate name, component bytes).\n");
+    source.push_str("];\n\n");
+    source.push_str(&foreach_hostile(&crate_dirs(&guest.join("hostile"))));
+    source.push_str("\n/// Guests `harmonia bench` measures: (crate name, component bytes).\n");
     source.push_str("pub const BENCH_GUESTS: &[(&str, &[u8])] = &[\n");
     for (name, file) in BENCH_GUESTS {
         let copied = out_dir.join(format!("{file}.wasm"));
@@ -110,6 +112,25 @@ fn shared_target_dir(out_dir: &Path) -> PathBuf {
         Some(target) => target.join("wasm-guests"),
         None => out_dir.join("wasm-guests"),
     }
+}
+
+/// The `foreach_hostile!` macro: `$mac!(hostile_<name>)` for every hostile
+/// guest (`guest/hostile/<name>`, its tool named `hostile_<name>` with `_`
+/// for `-`), as wasmtime's test-programs list theirs, so that a test file
+/// invoking it with a macro that names each guest's test fails to compile
+/// when a guest has none.
+fn foreach_hostile(names: &[String]) -> String {
+    let mut source = String::from(
+        "/// Calls `$mac!(tool)` once per hostile guest under `guest/hostile/`, with its\n\
+         /// tool name (`hostile_loop`, ...): `tests/hostile.rs` passes a macro that\n\
+         /// names the guest's test, so a guest without one does not compile.\n\
+         #[macro_export]\nmacro_rules! foreach_hostile {\n    ($mac:ident) => {\n",
+    );
+    for name in names {
+        writeln!(source, "        $mac!(hostile_{});", name.replace('-', "_")).unwrap();
+    }
+    source.push_str("    };\n}\n");
+    source
 }
 
 fn crate_dirs(folder: &Path) -> Vec<String> {

@@ -18,10 +18,15 @@ use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::skills::{Skill, SkillSet};
 use harmonia_host::liaison::validator::Mode;
 use harmonia_host::{CallContext, Host};
+use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, host_with, try_host_with};
 use harmonia_testkit::server::{Loopback, Reply};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+
+// The hostile guests this file drives have their test (`tests/support/hostile.rs`).
+harmonia_testkit::hostile_tests!(adversary);
+harmonia_artifacts::foreach_hostile!(assert_test_exists);
 
 fn call(host: &Host, tool: &str, input: &str, context: &CallContext) -> Value {
     host.call(tool, input, context).expect("tool is loaded").to_value()

@@ -4,9 +4,15 @@
 use harmonia_host::envelope::Envelope;
 use harmonia_host::log::{Level, MemoryLog};
 use harmonia_host::{CallContext, Host};
+use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, guest_path, host_with, try_host_with};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+
+// Every hostile guest has a test, here or in `tests/adversary.rs`: a guest
+// without one does not compile (`tests/support/hostile.rs`).
+harmonia_testkit::hostile_tests!(hostile);
+harmonia_artifacts::foreach_hostile!(assert_test_exists);
 
 const HOSTILE: &[&str] = &[
     "hostile-loop",
@@ -278,19 +284,4 @@ fn host_stays_healthy_after_a_thousand_hostile_calls() {
     });
     assert_eq!(calls, 1000);
     assert_healthy(&host);
-}
-
-#[test]
-fn every_hostile_guest_has_a_test() {
-    // The sandbox-promise guests are driven from `adversary.rs`.
-    let source = [include_str!("hostile.rs"), include_str!("adversary.rs")].concat();
-    for (name, _) in harmonia_artifacts::TEST_GUESTS {
-        if let Some(short) = name.strip_prefix("hostile-") {
-            let tool = format!("hostile_{}", short.replace('-', "_"));
-            assert!(source.contains(&format!("\"{name}\"")), "{name} is not in hostile.rs or adversary.rs");
-            let tests_calling = source.matches(&format!("\"{tool}\"")).count()
-                + source.matches(&format!("&[\"{name}\"]")).count();
-            assert!(tests_calling > 0, "no test calls {tool}");
-        }
-    }
 }

@@ -7,6 +7,8 @@
 //! - [`BENCH_GUESTS`]: the trivial and runaway-loop guests, embedded for
 //!   `harmonia bench`, and the denied-links probe the conformance suite
 //!   runs.
+//! - [`foreach_hostile!`]: calls a macro once per hostile guest, so the
+//!   tests can make a hostile guest without a test a compile error.
 
 include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
 

@@ -64,7 +64,9 @@ fn calls(c: &mut Criterion) {
     });
     let native = Engagement(document.engagement_json());
     c.bench_function("posting_windows_native_1000_posts", |b| {
-        b.iter(|| black_box(suggest_posting_windows::run(&native, "{}")))
+        b.iter(|| {
+            black_box(harmonia_guest_sdk::invoke("{}", |input| suggest_posting_windows::run(&native, input)))
+        })
     });
 }
 

@@ -5,9 +5,11 @@
 //! - [`server`]: [`server::Loopback`], a scripted HTTP/1.1 server on
 //!   127.0.0.1 that records what it was asked and stops when dropped.
 //! - [`hosts`]: hosts over chosen guests, with an in-memory log.
+//! - [`hostile`]: the table of which test drives each hostile guest.
 //! - [`expected_evidence_id`]: the contract's id formula, written again
 //!   here so tests do not trust the host's own implementation.
 
+pub mod hostile;
 pub mod hosts;
 pub mod server;
 pub mod tempdir;

@@ -84,15 +84,21 @@ impl Workspace for NativeWorkspace {
     }
 }
 
-/// Run `tool`'s logic natively; true when it succeeded.
+/// Run `tool`'s logic natively, its input parsed as the component parses
+/// it; true when it succeeded.
 pub fn run_native(tool: &str, input: &str, workspace: &NativeWorkspace) -> bool {
+    use harmonia_guest_sdk::invoke;
     match tool {
-        "fetch_trend_signals" => fetch_trend_signals::run(&NativeWeb, input).is_ok(),
-        "search_trend_signals" => search_trend_signals::run(&NativeWeb, input).is_ok(),
-        "get_engagement_insights" => get_engagement_insights::run(workspace, input).is_ok(),
-        "get_operator_feed" => get_operator_feed::run(workspace, input).is_ok(),
-        "get_job_status" => get_job_status::run(workspace, input).is_ok(),
-        "suggest_posting_windows" => suggest_posting_windows::run(workspace, input).is_ok(),
+        "fetch_trend_signals" => invoke(input, |input| fetch_trend_signals::run(&NativeWeb, input)).is_ok(),
+        "search_trend_signals" => invoke(input, |input| search_trend_signals::run(&NativeWeb, input)).is_ok(),
+        "get_engagement_insights" => {
+            invoke(input, |input| get_engagement_insights::run(workspace, input)).is_ok()
+        }
+        "get_operator_feed" => invoke(input, |input| get_operator_feed::run(workspace, input)).is_ok(),
+        "get_job_status" => invoke(input, |input| get_job_status::run(workspace, input)).is_ok(),
+        "suggest_posting_windows" => {
+            invoke(input, |input| suggest_posting_windows::run(workspace, input)).is_ok()
+        }
         _ => false,
     }
 }

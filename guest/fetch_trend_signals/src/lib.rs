@@ -5,9 +5,22 @@
 //! `hacker_news_story` per signal with its url.
 
 use harmonia_guest_sdk::error::INVALID_INPUT;
-use harmonia_guest_sdk::{Descriptor, Input, Output, PublicWeb, Scope, ToolError};
+use harmonia_guest_sdk::input::{Clamped, object_schema};
+use harmonia_guest_sdk::{Descriptor, Output, PublicWeb, Scope, ToolError};
 use harmonia_tool_common::hn;
+use serde::Deserialize;
 use serde_json::json;
+
+/// Signals wanted: the default and the range, in the schema and in `run`.
+pub type Limit = Clamped<6, 1, 10>;
+
+/// The tool's input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchInput {
+    /// Signals wanted.
+    pub limit: Limit,
+}
 
 /// The tool's contract.
 pub fn descriptor() -> Descriptor {
@@ -15,11 +28,7 @@ pub fn descriptor() -> Descriptor {
         name: "fetch_trend_signals",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Fetch the current Hacker News front page as live tech trend signals (title, url, points, comments).",
-        input_schema: json!({
-            "type": "object",
-            "properties": {"limit": {"type": ["integer", "null"], "default": 6, "description": "Signals wanted; clamped to 1-10."}},
-            "additionalProperties": false
-        }),
+        input_schema: object_schema(json!({"limit": Limit::schema("Signals wanted")}), &[]),
         errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
         scope: Scope::Public,
         deadline_ms: 20_000,
@@ -28,21 +37,24 @@ pub fn descriptor() -> Descriptor {
 }
 
 /// Run the tool on `input` against `web`.
-pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
-    let input = Input::parse(input, &["limit"])?;
-    let limit = input.clamped_integer("limit", 6, 1, 10)?;
+pub fn run(web: &impl PublicWeb, input: FetchInput) -> Result<Output, ToolError> {
+    let limit = input.limit.get();
     let url = format!("{}?tags=front_page&hitsPerPage={limit}", hn::SEARCH_URL);
     let signals = hn::search(web, &url, limit as usize)?;
     let evidence = hn::evidence(&signals);
     Ok(Output::new(json!({"signals": signals, "count": signals.len()}), evidence))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use harmonia_guest_sdk::capability::fake::FakeWeb;
+
+    fn call(web: &FakeWeb, input: &str) -> Result<Output, ToolError> {
+        harmonia_guest_sdk::invoke(input, |input| run(web, input))
+    }
 
     const BODY: &str = r#"{"hits": [
         {"objectID": "1", "title": "One", "url": "https://a.example/1", "points": 10, "num_comments": 3},
@@ -55,7 +67,7 @@ mod tests {
             [("{}", 6), (r#"{"limit": 0}"#, 1), (r#"{"limit": 50}"#, 10), (r#"{"limit": 3}"#, 3)]
         {
             let web = FakeWeb::json(BODY);
-            run(&web, input).unwrap();
+            call(&web, input).unwrap();
             assert_eq!(
                 web.requested.borrow().as_slice(),
                 [format!("https://hn.algolia.com/api/v1/search?tags=front_page&hitsPerPage={limit}")]
@@ -65,7 +77,7 @@ mod tests {
 
     #[test]
     fn returns_signals_count_and_evidence() {
-        let output = run(&FakeWeb::json(BODY), "{}").unwrap();
+        let output = call(&FakeWeb::json(BODY), "{}").unwrap();
         assert_eq!(
             serde_json::Value::Object(output.data),
             json!({"signals": [
@@ -88,7 +100,7 @@ mod tests {
     #[test]
     fn bad_input_is_invalid_input() {
         for input in ["[]", "", r#"{"limit": "3"}"#, r#"{"limit": 2.5}"#, r#"{"query": "x"}"#] {
-            assert_eq!(run(&FakeWeb::json(BODY), input), Err(ToolError::invalid_input()), "{input}");
+            assert_eq!(call(&FakeWeb::json(BODY), input), Err(ToolError::invalid_input()), "{input}");
         }
     }
 }

@@ -5,7 +5,7 @@
 //! Evidence: `harmonia_engagement`, then `harmonia_measured_post` per post.
 
 use harmonia_guest_sdk::error::{AUTHORIZATION_FAILED, INVALID_INPUT};
-use harmonia_guest_sdk::{Descriptor, Evidence, Input, Output, Scope, ToolError, Workspace};
+use harmonia_guest_sdk::{Descriptor, Evidence, NoInput, Output, Scope, ToolError, Workspace};
 use harmonia_tool_common::posts::{by_likes_then_recency, parse_engagement};
 use serde_json::json;
 
@@ -18,7 +18,7 @@ pub fn descriptor() -> Descriptor {
         name: "get_engagement_insights",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Read the workspace's ten best-performing measured posts and its engagement takeaways.",
-        input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        input_schema: NoInput::schema(),
         errors: Descriptor::errors_with_runtime(&[INVALID_INPUT, AUTHORIZATION_FAILED]),
         scope: Scope::Workspace,
         deadline_ms: 30_000,
@@ -27,8 +27,7 @@ pub fn descriptor() -> Descriptor {
 }
 
 /// Run the tool on `input` against `workspace`.
-pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
-    Input::parse(input, &[])?;
+pub fn run(workspace: &impl Workspace, _input: NoInput) -> Result<Output, ToolError> {
     let document = workspace.engagement().map_err(ToolError::from_read)?;
     let mut engagement = parse_engagement(&document).ok_or_else(ToolError::dependency_unavailable)?;
     engagement.posts.sort_by(by_likes_then_recency);
@@ -49,7 +48,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     Ok(Output::new(json!({"topPosts": top_posts, "takeaways": engagement.takeaways}), evidence))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {
@@ -74,7 +73,7 @@ mod tests {
         );
         posts.push(json!({"postId": "unmeasured", "text": "t", "likes": null}));
         let document = json!({"posts": posts, "takeaways": {"pattern": "x"}}).to_string();
-        let output = run(&workspace(&document), "{}").unwrap();
+        let output = run(&workspace(&document), NoInput {}).unwrap();
         let ids: Vec<&str> = output.data["topPosts"]
             .as_array()
             .unwrap()
@@ -97,9 +96,10 @@ mod tests {
             (ReadError::TimedOut, ToolError::tool_timeout()),
         ] {
             let workspace = FakeWorkspace { failure: Some(failure), ..Default::default() };
-            assert_eq!(run(&workspace, "{}"), Err(expected));
+            assert_eq!(run(&workspace, NoInput {}), Err(expected));
         }
-        assert_eq!(run(&workspace("garbage"), "{}"), Err(ToolError::dependency_unavailable()));
-        assert_eq!(run(&workspace("{}"), r#"{"x": 1}"#), Err(ToolError::invalid_input()));
+        assert_eq!(run(&workspace("garbage"), NoInput {}), Err(ToolError::dependency_unavailable()));
+        let call = harmonia_guest_sdk::invoke(r#"{"x": 1}"#, |input| run(&workspace("{}"), input));
+        assert_eq!(call, Err(ToolError::invalid_input()));
     }
 }

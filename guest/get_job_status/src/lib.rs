@@ -9,24 +9,35 @@
 //! again is unchanged). Evidence: `harmonia_job` with the job id.
 
 use harmonia_guest_sdk::error::{AUTHORIZATION_FAILED, INVALID_INPUT, INVALID_JOB_ID, JOB_NOT_FOUND};
-use harmonia_guest_sdk::{Descriptor, Evidence, Input, Output, ReadError, Scope, ToolError, Workspace};
+use harmonia_guest_sdk::input::{Text, object_schema};
+use harmonia_guest_sdk::{Descriptor, Evidence, Output, ReadError, Scope, ToolError, Workspace};
 use harmonia_tool_common::job::summary;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// The job id, at most 200 characters.
+pub type JobId = Text<200>;
 /// Longest job id accepted, in characters.
-pub const MAX_JOB_ID_CHARS: usize = 200;
+pub const MAX_JOB_ID_CHARS: usize = JobId::MAX_CHARS;
+
+/// The tool's input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobInput {
+    /// The job id, trimmed before use.
+    pub job_id: JobId,
+}
+
 /// The tool's contract.
 pub fn descriptor() -> Descriptor {
     Descriptor {
         name: "get_job_status",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Read the live, redacted state of one job in the caller's workspace by its id.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {"job_id": {"type": "string", "minLength": 1, "maxLength": MAX_JOB_ID_CHARS, "description": "The job id; trimmed, must not be empty, `.` or `..`."}},
-            "required": ["job_id"],
-            "additionalProperties": false
-        }),
+        input_schema: object_schema(
+            json!({"job_id": JobId::schema("The job id; trimmed, must not be empty, `.` or `..`.")}),
+            &["job_id"],
+        ),
         errors: Descriptor::errors_with_runtime(&[
             INVALID_INPUT,
             INVALID_JOB_ID,
@@ -40,9 +51,8 @@ pub fn descriptor() -> Descriptor {
 }
 
 /// Run the tool on `input` against `workspace`.
-pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
-    let input = Input::parse(input, &["job_id"])?;
-    let job_id = input.required_string("job_id", MAX_JOB_ID_CHARS)?.trim();
+pub fn run(workspace: &impl Workspace, input: JobInput) -> Result<Output, ToolError> {
+    let job_id = input.job_id.trim();
     if job_id.is_empty() {
         return Err(ToolError::invalid_job_id());
     }
@@ -61,7 +71,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     ))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {
@@ -76,13 +86,17 @@ mod tests {
                      "requiresApproval": true, "risk": "medium", "payload": {"text": "DRAFT TEXT"}}],
         "verifications": [{"actionId": "a1", "verified": false, "notes": "internal"}], "receipts": [{}, {}]}"#;
 
+    fn call(workspace: &FakeWorkspace, input: &str) -> Result<Output, ToolError> {
+        harmonia_guest_sdk::invoke(input, |input| run(workspace, input))
+    }
+
     fn workspace() -> FakeWorkspace {
         FakeWorkspace { jobs: vec![("job-42".into(), JOB.into())], ..Default::default() }
     }
 
     #[test]
     fn returns_only_the_summary_fields() {
-        let output = run(&workspace(), r#"{"job_id": "  job-42 "}"#).unwrap();
+        let output = call(&workspace(), r#"{"job_id": "  job-42 "}"#).unwrap();
         assert_eq!(
             Value::Object(output.data.clone()),
             json!({"found": true, "job": {
@@ -102,17 +116,17 @@ mod tests {
 
     #[test]
     fn maps_ids_and_read_errors() {
-        assert_eq!(run(&workspace(), r#"{"job_id": " "}"#), Err(ToolError::invalid_job_id()));
+        assert_eq!(call(&workspace(), r#"{"job_id": " "}"#), Err(ToolError::invalid_job_id()));
         for id in [".", " .. "] {
             let input = json!({"job_id": id}).to_string();
-            assert_eq!(run(&workspace(), &input), Err(ToolError::invalid_job_id()));
+            assert_eq!(call(&workspace(), &input), Err(ToolError::invalid_job_id()));
         }
-        assert_eq!(run(&workspace(), r#"{"job_id": 3}"#), Err(ToolError::invalid_input()));
-        assert_eq!(run(&workspace(), r#"{}"#), Err(ToolError::invalid_input()));
-        assert_eq!(run(&workspace(), r#"{"job_id": "nope"}"#), Err(ToolError::job_not_found()));
+        assert_eq!(call(&workspace(), r#"{"job_id": 3}"#), Err(ToolError::invalid_input()));
+        assert_eq!(call(&workspace(), r#"{}"#), Err(ToolError::invalid_input()));
+        assert_eq!(call(&workspace(), r#"{"job_id": "nope"}"#), Err(ToolError::job_not_found()));
         let unauthorized = FakeWorkspace { failure: Some(ReadError::Unauthorized), ..Default::default() };
-        assert_eq!(run(&unauthorized, r#"{"job_id": "job-42"}"#), Err(ToolError::authorization_failed()));
+        assert_eq!(call(&unauthorized, r#"{"job_id": "job-42"}"#), Err(ToolError::authorization_failed()));
         let broken = FakeWorkspace { jobs: vec![("j".into(), "[1]".into())], ..Default::default() };
-        assert_eq!(run(&broken, r#"{"job_id": "j"}"#), Err(ToolError::dependency_unavailable()));
+        assert_eq!(call(&broken, r#"{"job_id": "j"}"#), Err(ToolError::dependency_unavailable()));
     }
 }

@@ -7,7 +7,7 @@
 //! when the source gives no valid update time. Evidence: `harmonia_feed`.
 
 use harmonia_guest_sdk::error::{AUTHORIZATION_FAILED, INVALID_INPUT};
-use harmonia_guest_sdk::{Descriptor, Evidence, FeedRead, Input, Output, Scope, ToolError, Workspace};
+use harmonia_guest_sdk::{Descriptor, Evidence, FeedRead, NoInput, Output, Scope, ToolError, Workspace};
 use harmonia_tool_common::time::parse_rfc3339;
 use serde_json::{Map, Value, json};
 
@@ -20,7 +20,7 @@ pub fn descriptor() -> Descriptor {
         name: "get_operator_feed",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Read the operator feed: pending items, job health, goals and recently published posts, with freshness.",
-        input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        input_schema: NoInput::schema(),
         errors: Descriptor::errors_with_runtime(&[INVALID_INPUT, AUTHORIZATION_FAILED]),
         scope: Scope::Workspace,
         deadline_ms: 30_000,
@@ -86,14 +86,13 @@ fn feed_data(read: &FeedRead) -> Option<Value> {
 }
 
 /// Run the tool on `input` against `workspace`.
-pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
-    Input::parse(input, &[])?;
+pub fn run(workspace: &impl Workspace, _input: NoInput) -> Result<Output, ToolError> {
     let read = workspace.feed().map_err(ToolError::from_read)?;
     let data = feed_data(&read).ok_or_else(ToolError::dependency_unavailable)?;
     Ok(Output::new(data, vec![Evidence::dataset("harmonia_feed")]))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {
@@ -127,7 +126,7 @@ mod tests {
             feed: Some(Ok(read(Some("2026-11-30T09:00:00Z"), "2026-11-30T09:05:00Z"))),
             ..Default::default()
         };
-        let output = run(&workspace, "{}").unwrap();
+        let output = run(&workspace, NoInput {}).unwrap();
         assert_eq!(
             Value::Object(output.data),
             json!({"pendingItems": [{"id": "d1"}], "jobHealth": {"active": 2, "failed": 1}, "goals": [],
@@ -152,9 +151,9 @@ mod tests {
                 read_at: "2026-11-30T09:05:00Z".into(),
             };
             let workspace = FakeWorkspace { feed: Some(Ok(feed)), ..Default::default() };
-            assert_eq!(run(&workspace, "{}"), Err(ToolError::dependency_unavailable()), "{document}");
+            assert_eq!(run(&workspace, NoInput {}), Err(ToolError::dependency_unavailable()), "{document}");
         }
         let workspace = FakeWorkspace { failure: Some(ReadError::Unauthorized), ..Default::default() };
-        assert_eq!(run(&workspace, "{}"), Err(ToolError::authorization_failed()));
+        assert_eq!(run(&workspace, NoInput {}), Err(ToolError::authorization_failed()));
     }
 }

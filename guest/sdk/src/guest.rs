@@ -7,7 +7,7 @@
 use crate::capability::{FeedRead, FetchError, PublicWeb, ReadError, Response, Workspace};
 use crate::descriptor::{Descriptor, Scope};
 use crate::error::{Category, ToolError};
-use crate::output::Output;
+use crate::output::Answer;
 
 #[allow(missing_docs)]
 pub mod bindings {
@@ -65,16 +65,18 @@ pub fn descriptor_to_wit(descriptor: Descriptor) -> types::Descriptor {
 }
 
 /// Convert the result of `invoke`.
-pub fn result_to_wit(result: Result<Output, ToolError>) -> Result<types::Output, types::ToolError> {
+pub fn result_to_wit(result: Result<impl Answer, ToolError>) -> Result<types::Output, types::ToolError> {
     match result {
-        Ok(output) => Ok(types::Output {
-            data: serde_json::Value::Object(output.data).to_string(),
-            evidence: output
-                .evidence
-                .into_iter()
-                .map(|item| types::EvidenceItem { source: item.source, reference: item.reference })
-                .collect(),
-        }),
+        Ok(answer) => {
+            let (data, evidence) = answer.into_parts();
+            Ok(types::Output {
+                data,
+                evidence: evidence
+                    .into_iter()
+                    .map(|item| types::EvidenceItem { source: item.source, reference: item.reference })
+                    .collect(),
+            })
+        }
         Err(error) => Err(types::ToolError {
             code: error.code,
             category: category_to_wit(error.category),

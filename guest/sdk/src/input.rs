@@ -1,58 +1,185 @@
-//! Strict parsing of a tool's input object.
+//! Typed, strict parsing of a tool's input object.
 //!
+//! A tool names its input as a `#[derive(Deserialize)]` struct and the SDK
+//! parses the call's text into it ([`FromInput`]) before the tool runs.
 //! Decisions (docs/contract.md §3.2 states them; they are taken here):
 //! - the input must be a JSON object; anything else is `invalid_input`;
-//! - a field the tool does not name is `invalid_input`;
+//! - a field the struct does not name is `invalid_input`, whether or not the
+//!   struct says `#[serde(deny_unknown_fields)]`: the SDK checks every key
+//!   against the struct's fields itself;
+//! - when a key repeats, the last one counts;
 //! - a `null` field reads as absent, because agents often send `null` for
-//!   optional parameters they do not use;
+//!   optional parameters they do not use (an `Option` field, or
+//!   [`Clamped`]);
 //! - integers are JSON integers; `5.0` or `"5"` is `invalid_input`.
+//!
+//! Ranges and lengths live in the field's type ([`Clamped`], [`Text`]), and
+//! the same type writes the field's JSON Schema, so the schema a tool
+//! declares and the rule it applies cannot drift apart.
 
 use crate::error::ToolError;
-use serde_json::{Map, Value};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::{Deserialize, forward_to_deserialize_any};
+use serde_json::{Map, Value, json};
 
-/// A parsed input object whose fields are all known to the tool.
-#[derive(Debug)]
-pub struct Input {
-    fields: Map<String, Value>,
+/// A tool's input, read from the call's text.
+///
+/// Every `T: Deserialize` is one, parsed by the rules of this module.
+pub trait FromInput: Sized {
+    /// Read the input text, or the contract's `invalid_input`.
+    fn from_input(text: &str) -> Result<Self, ToolError>;
 }
 
-impl Input {
-    /// Parse `text` as a JSON object whose keys are all in `allowed`.
-    pub fn parse(text: &str, allowed: &[&str]) -> Result<Self, ToolError> {
-        let value: Value = serde_json::from_str(text).map_err(|_| ToolError::invalid_input())?;
-        let Value::Object(fields) = value else {
-            return Err(ToolError::invalid_input());
-        };
-        if fields.keys().any(|key| !allowed.contains(&key.as_str())) {
-            return Err(ToolError::invalid_input());
+impl<T: DeserializeOwned> FromInput for T {
+    fn from_input(text: &str) -> Result<Self, ToolError> {
+        let fields: Map<String, Value> =
+            serde_json::from_str(text).map_err(|_| ToolError::invalid_input())?;
+        T::deserialize(KnownFields(fields)).map_err(|_| ToolError::invalid_input())
+    }
+}
+
+/// Parse `text` as the tool's input and run `run` on it: what a component
+/// does on each call, and what native tests and benchmarks call.
+pub fn invoke<T: FromInput, R>(
+    text: &str,
+    run: impl FnOnce(T) -> Result<R, ToolError>,
+) -> Result<R, ToolError> {
+    run(T::from_input(text)?)
+}
+
+/// An input object that refuses, for a struct, every key the struct does
+/// not name (and otherwise reads as the object it is).
+struct KnownFields(Map<String, Value>);
+
+impl<'de> Deserializer<'de> for KnownFields {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        Value::Object(self.0).deserialize_any(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        if let Some(key) = self.0.keys().find(|key| !fields.contains(&key.as_str())) {
+            return Err(de::Error::unknown_field(key, fields));
         }
-        Ok(Self { fields })
+        Value::Object(self.0).deserialize_struct(name, fields, visitor)
     }
 
-    fn present(&self, name: &str) -> Option<&Value> {
-        self.fields.get(name).filter(|value| !value.is_null())
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
+}
+
+/// The input of a tool that takes none: `{}` only (any key, even one whose
+/// value is `null`, is `invalid_input`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct NoInput {}
+
+impl NoInput {
+    /// The schema of `{}`.
+    pub fn schema() -> Value {
+        object_schema(json!({}), &[])
+    }
+}
+
+/// The JSON Schema of an input object with these `properties` (each
+/// written by its field's type) and `required` names; other keys are
+/// refused.
+pub fn object_schema(properties: Value, required: &[&str]) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), properties);
+    if !required.is_empty() {
+        schema.insert("required".into(), json!(required));
+    }
+    schema.insert("additionalProperties".into(), false.into());
+    Value::Object(schema)
+}
+
+/// An optional integer field: absent or `null` reads as `DEFAULT`; any
+/// other integer is clamped into `MIN..=MAX` (integers beyond `i64` too),
+/// never refused for its size.
+///
+/// ```
+/// # use harmonia_guest_sdk::input::Clamped;
+/// /// Signals wanted.
+/// pub type Limit = Clamped<6, 1, 10>;
+/// assert_eq!(Limit::DEFAULT, 6);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clamped<const DEFAULT: i64, const MIN: i64, const MAX: i64>(i64);
+
+impl<const DEFAULT: i64, const MIN: i64, const MAX: i64> Clamped<DEFAULT, MIN, MAX> {
+    /// The value when the field is absent or `null`.
+    pub const DEFAULT: i64 = DEFAULT;
+    /// The smallest value.
+    pub const MIN: i64 = MIN;
+    /// The largest value.
+    pub const MAX: i64 = MAX;
+
+    /// The clamped value.
+    pub fn get(self) -> i64 {
+        self.0
     }
 
-    /// An optional integer, `default` when absent, clamped to `min..=max`.
-    pub fn clamped_integer(&self, name: &str, default: i64, min: i64, max: i64) -> Result<i64, ToolError> {
-        let Some(value) = self.present(name) else {
-            return Ok(default);
-        };
-        let number = match value {
-            Value::Number(number) if number.is_i64() => number.as_i64().unwrap_or(default),
-            // Integers beyond i64 are still integers: clamp them to the top.
-            Value::Number(number) if number.is_u64() => max,
-            _ => return Err(ToolError::invalid_input()),
-        };
-        Ok(number.clamp(min, max))
+    /// The field's schema: `what` it is, its default and its range.
+    pub fn schema(what: &str) -> Value {
+        json!({"type": ["integer", "null"], "default": DEFAULT, "description": format!("{what}; clamped to {MIN}-{MAX}.")})
     }
+}
 
-    /// A required string of at most `max_chars` characters, untrimmed.
-    pub fn required_string(&self, name: &str, max_chars: usize) -> Result<&str, ToolError> {
-        match self.present(name) {
-            Some(Value::String(text)) if text.chars().count() <= max_chars => Ok(text),
-            _ => Err(ToolError::invalid_input()),
+impl<const DEFAULT: i64, const MIN: i64, const MAX: i64> Default for Clamped<DEFAULT, MIN, MAX> {
+    fn default() -> Self {
+        Self(DEFAULT)
+    }
+}
+
+impl<'de, const DEFAULT: i64, const MIN: i64, const MAX: i64> Deserialize<'de>
+    for Clamped<DEFAULT, MIN, MAX>
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // An `Option` also makes an absent field read as `None`.
+        let value = Option::<i128>::deserialize(deserializer)?;
+        Ok(Self(value.map_or(DEFAULT, |value| value.clamp(i128::from(MIN), i128::from(MAX)) as i64)))
+    }
+}
+
+/// A string field of at most `MAX_CHARS` characters (Unicode scalar
+/// values), taken as sent (untrimmed); a longer one is `invalid_input`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text<const MAX_CHARS: usize>(String);
+
+impl<const MAX_CHARS: usize> Text<MAX_CHARS> {
+    /// The longest text accepted, in characters.
+    pub const MAX_CHARS: usize = MAX_CHARS;
+
+    /// The field's schema, for a text that must not be empty once trimmed.
+    pub fn schema(description: &str) -> Value {
+        json!({"type": "string", "minLength": 1, "maxLength": MAX_CHARS, "description": description})
+    }
+}
+
+impl<const MAX_CHARS: usize> std::ops::Deref for Text<MAX_CHARS> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de, const MAX_CHARS: usize> Deserialize<'de> for Text<MAX_CHARS> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text.chars().count() > MAX_CHARS {
+            return Err(de::Error::invalid_length(text.chars().count(), &"a shorter text"));
         }
+        Ok(Self(text))
     }
 }
 
@@ -60,37 +187,81 @@ impl Input {
 mod tests {
     use super::*;
 
+    #[derive(Debug, Deserialize)]
+    struct Limited {
+        limit: Clamped<6, 1, 10>,
+    }
+
+    /// No `deny_unknown_fields`: the SDK refuses unknown keys anyway.
+    #[derive(Debug, Deserialize)]
+    struct Query {
+        q: Text<3>,
+    }
+
+    fn limit(text: &str) -> Result<i64, ToolError> {
+        invoke(text, |input: Limited| Ok(input.limit.get()))
+    }
+
+    fn query(text: &str) -> Result<String, ToolError> {
+        invoke(text, |input: Query| Ok(input.q.to_string()))
+    }
+
     #[test]
     fn rejects_non_objects_and_unknown_fields() {
-        for text in ["", "[]", "3", "\"x\"", "null", "{", "{\"other\":1}"] {
-            assert_eq!(Input::parse(text, &["limit"]).unwrap_err(), ToolError::invalid_input(), "{text}");
+        for text in ["", "[]", "[5]", "3", "\"x\"", "null", "{", "{\"other\":1}", "{\"other\":null}"] {
+            assert_eq!(limit(text), Err(ToolError::invalid_input()), "{text}");
+        }
+        assert_eq!(query("{\"q\":\"a\",\"other\":1}"), Err(ToolError::invalid_input()));
+        assert_eq!(NoInput::from_input("{\"x\":null}"), Err(ToolError::invalid_input()));
+        assert_eq!(NoInput::from_input("{}"), Ok(NoInput {}));
+    }
+
+    #[test]
+    fn clamps_integers_and_reads_null_or_absence_as_the_default() {
+        assert_eq!(limit("{}"), Ok(6));
+        assert_eq!(limit("{\"limit\":null}"), Ok(6));
+        assert_eq!(limit("{\"limit\":0}"), Ok(1));
+        assert_eq!(limit("{\"limit\":-9}"), Ok(1));
+        assert_eq!(limit("{\"limit\":-9223372036854775808}"), Ok(1));
+        assert_eq!(limit("{\"limit\":99}"), Ok(10));
+        assert_eq!(limit("{\"limit\":18446744073709551615}"), Ok(10));
+        assert_eq!(limit("{\"limit\":4}"), Ok(4));
+        assert_eq!(limit("{\"limit\":3,\"limit\":4}"), Ok(4), "the last key counts");
+        for text in ["4.0", "\"4\"", "true", "-0", "5e0", "18446744073709551616"] {
+            assert_eq!(limit(&format!("{{\"limit\":{text}}}")), Err(ToolError::invalid_input()), "{text}");
         }
     }
 
     #[test]
-    fn clamps_integers_and_reads_null_as_absent() {
-        let read =
-            |text: &str| Input::parse(text, &["limit"]).and_then(|i| i.clamped_integer("limit", 6, 1, 10));
-        assert_eq!(read("{}"), Ok(6));
-        assert_eq!(read("{\"limit\":null}"), Ok(6));
-        assert_eq!(read("{\"limit\":0}"), Ok(1));
-        assert_eq!(read("{\"limit\":-9}"), Ok(1));
-        assert_eq!(read("{\"limit\":99}"), Ok(10));
-        assert_eq!(read("{\"limit\":18446744073709551615}"), Ok(10));
-        assert_eq!(read("{\"limit\":4}"), Ok(4));
-        assert_eq!(read("{\"limit\":4.0}"), Err(ToolError::invalid_input()));
-        assert_eq!(read("{\"limit\":\"4\"}"), Err(ToolError::invalid_input()));
+    fn strings_are_required_and_bounded_in_characters() {
+        assert_eq!(query("{\"q\":\"abc\"}"), Ok("abc".to_owned()));
+        assert_eq!(query("{\"q\":\"ééé\"}"), Ok("ééé".to_owned()));
+        assert_eq!(query("{\"q\":\"  \"}"), Ok("  ".to_owned()));
+        for text in ["{\"q\":\"abcd\"}", "{}", "{\"q\":null}", "{\"q\":1}", "{\"q\":\"\\ud800\"}"] {
+            assert_eq!(query(text), Err(ToolError::invalid_input()), "{text}");
+        }
     }
 
     #[test]
-    fn strings_are_required_and_bounded() {
-        let read = |text: &str| {
-            Input::parse(text, &["q"]).and_then(|i| i.required_string("q", 3).map(str::to_owned))
-        };
-        assert_eq!(read("{\"q\":\"abc\"}"), Ok("abc".to_owned()));
-        assert_eq!(read("{\"q\":\"  \"}"), Ok("  ".to_owned()));
-        assert_eq!(read("{\"q\":\"abcd\"}"), Err(ToolError::invalid_input()));
-        assert_eq!(read("{}"), Err(ToolError::invalid_input()));
-        assert_eq!(read("{\"q\":1}"), Err(ToolError::invalid_input()));
+    fn nesting_past_serde_jsons_limit_is_invalid_input() {
+        let deep = format!("{{\"q\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(query(&deep), Err(ToolError::invalid_input()));
+    }
+
+    #[test]
+    fn schemas_come_from_the_same_constants() {
+        assert_eq!(
+            Clamped::<6, 1, 10>::schema("Signals wanted"),
+            json!({"type": ["integer", "null"], "default": 6, "description": "Signals wanted; clamped to 1-10."})
+        );
+        assert_eq!(Text::<3>::schema("Q")["maxLength"], 3);
+        assert_eq!(
+            NoInput::schema().to_string(),
+            r#"{"type":"object","properties":{},"additionalProperties":false}"#
+        );
+        assert_eq!(
+            object_schema(json!({"q": {}}), &["q"]).to_string(),
+            r#"{"type":"object","properties":{"q":{}},"required":["q"],"additionalProperties":false}"#
+        );
     }
 }

@@ -45,3 +45,17 @@ impl Output {
         }
     }
 }
+
+/// What a tool's `run` may answer with: an [`Output`] (or, for test guests
+/// that must break the contract, `testing::RawData`), as the data text and
+/// the evidence the host receives.
+pub trait Answer {
+    /// The data as JSON text, and the evidence.
+    fn into_parts(self) -> (String, Vec<Evidence>);
+}
+
+impl Answer for Output {
+    fn into_parts(self) -> (String, Vec<Evidence>) {
+        (Value::Object(self.data).to_string(), self.evidence)
+    }
+}

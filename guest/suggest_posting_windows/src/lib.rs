@@ -17,7 +17,7 @@
 //! post.
 
 use harmonia_guest_sdk::error::{AUTHORIZATION_FAILED, INSUFFICIENT_MEASURED_HISTORY, INVALID_INPUT};
-use harmonia_guest_sdk::{Descriptor, Evidence, Input, Output, Scope, ToolError, Workspace};
+use harmonia_guest_sdk::{Descriptor, Evidence, NoInput, Output, Scope, ToolError, Workspace};
 use harmonia_tool_common::posts::{MeasuredPost, by_likes_then_recency, parse_engagement};
 use serde_json::{Value, json};
 
@@ -34,7 +34,7 @@ pub fn descriptor() -> Descriptor {
         name: "suggest_posting_windows",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Suggest the two best UTC posting hours from the workspace's own measured post history, with the basis.",
-        input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        input_schema: NoInput::schema(),
         errors: Descriptor::errors_with_runtime(&[
             INVALID_INPUT,
             INSUFFICIENT_MEASURED_HISTORY,
@@ -103,8 +103,7 @@ fn confidence(samples: usize) -> &'static str {
 }
 
 /// Run the tool on `input` against `workspace`.
-pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
-    Input::parse(input, &[])?;
+pub fn run(workspace: &impl Workspace, _input: NoInput) -> Result<Output, ToolError> {
     let document = workspace.engagement().map_err(ToolError::from_read)?;
     let engagement = parse_engagement(&document).ok_or_else(ToolError::dependency_unavailable)?;
     let samples: Vec<&MeasuredPost> =
@@ -151,7 +150,7 @@ pub fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError>
     Ok(Output::new(data, evidence))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
 
 #[cfg(test)]
 mod tests {
@@ -160,7 +159,7 @@ mod tests {
 
     fn run_on(posts: Value) -> Result<Output, ToolError> {
         let document = json!({"posts": posts, "takeaways": null}).to_string();
-        run(&FakeWorkspace { engagement: Some(Ok(document)), ..Default::default() }, "{}")
+        run(&FakeWorkspace { engagement: Some(Ok(document)), ..Default::default() }, NoInput {})
     }
 
     fn post(id: &str, likes: u64, at: &str) -> Value {

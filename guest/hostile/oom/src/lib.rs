@@ -1,36 +1,15 @@
 //! Hostile test guest: Allocates until refused: the host must report its memory limit.
 
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
+use harmonia_guest_sdk::testing::RawInput;
+use harmonia_guest_sdk::{Output, ToolError};
 
-use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
-
-fn descriptor(name: &'static str, deadline_ms: u32) -> Descriptor {
-    Descriptor {
-        name,
-        version: "0.1.0",
-        purpose: "Hostile test guest: misbehaves on purpose so the host's limits can be tested.",
-        input_schema: serde_json::json!({"type": "object"}),
-        errors: Descriptor::errors_with_runtime(&[]),
-        scope: Scope::Public,
-        deadline_ms,
-        skills: vec!["trend-scan"],
+/// The hostile behaviour, on any input.
+pub fn run(_input: RawInput) -> Result<Output, ToolError> {
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        hoard.push(vec![1u8; 1024 * 1024]);
+        std::hint::black_box(&hoard);
     }
 }
 
-struct Guest;
-
-impl Tool for Guest {
-    fn descriptor() -> Descriptor {
-        descriptor("hostile_oom", 5000)
-    }
-
-    fn invoke(_input: &str) -> Result<Output, ToolError> {
-        let mut hoard: Vec<Vec<u8>> = Vec::new();
-        loop {
-            hoard.push(vec![1u8; 1024 * 1024]);
-            std::hint::black_box(&hoard);
-        }
-    }
-}
-
-harmonia_guest_sdk::export_tool!(Guest);
+harmonia_guest_sdk::export!(|| harmonia_guest_sdk::testing::descriptor("hostile_oom", 5000), run);

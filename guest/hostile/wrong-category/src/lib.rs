@@ -1,37 +1,16 @@
 //! Hostile test guest: Returns a declared code with the wrong category and retryability.
 
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
+use harmonia_guest_sdk::testing::RawInput;
+use harmonia_guest_sdk::{Output, ToolError};
 
-use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
-
-fn descriptor(name: &'static str, deadline_ms: u32) -> Descriptor {
-    Descriptor {
-        name,
-        version: "0.1.0",
-        purpose: "Hostile test guest: misbehaves on purpose so the host's limits can be tested.",
-        input_schema: serde_json::json!({"type": "object"}),
-        errors: Descriptor::errors_with_runtime(&[]),
-        scope: Scope::Public,
-        deadline_ms,
-        skills: vec!["trend-scan"],
-    }
+/// The hostile behaviour, on any input.
+pub fn run(_input: RawInput) -> Result<Output, ToolError> {
+    Err(ToolError {
+        code: "dependency_unavailable".into(),
+        category: harmonia_guest_sdk::Category::Validation,
+        message: "The data source is unavailable right now.".into(),
+        retryable: false,
+    })
 }
 
-struct Guest;
-
-impl Tool for Guest {
-    fn descriptor() -> Descriptor {
-        descriptor("hostile_wrong_category", 5000)
-    }
-
-    fn invoke(_input: &str) -> Result<Output, ToolError> {
-        Err(ToolError {
-            code: "dependency_unavailable".into(),
-            category: harmonia_guest_sdk::Category::Validation,
-            message: "The data source is unavailable right now.".into(),
-            retryable: false,
-        })
-    }
-}
-
-harmonia_guest_sdk::export_tool!(Guest);
+harmonia_guest_sdk::export!(|| harmonia_guest_sdk::testing::descriptor("hostile_wrong_category", 5000), run);

@@ -4,37 +4,28 @@
 //! component it checks (`load.denied_links`), and the hostile tests assert
 //! that every attempt is denied while the call still answers.
 
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+use harmonia_guest_sdk::testing::RawInput;
+use harmonia_guest_sdk::{Descriptor, Output, ToolError, testing};
+use serde_json::{Map, Value};
 
-use harmonia_guest_sdk::{Descriptor, Output, Scope, Tool, ToolError};
-use serde_json::{Map, Value, json};
-
-struct DeniedProbe;
-
-impl Tool for DeniedProbe {
-    fn descriptor() -> Descriptor {
-        Descriptor {
-            name: "denied_probe",
-            version: "0.1.0",
-            purpose: "Tries the filesystem, sockets and name lookup and reports what each answered.",
-            input_schema: json!({"type": "object"}),
-            errors: Descriptor::errors_with_runtime(&[]),
-            scope: Scope::Public,
-            deadline_ms: 5_000,
-            skills: vec!["trend-scan"],
-        }
-    }
-
-    fn invoke(_input: &str) -> Result<Output, ToolError> {
-        let mut report = Map::new();
-        for (attempt, outcome) in attempts() {
-            report.insert(attempt.to_owned(), Value::String(outcome));
-        }
-        Ok(Output::new(Value::Object(report), Vec::new()))
+/// The contract.
+pub fn descriptor() -> Descriptor {
+    Descriptor {
+        purpose: "Tries the filesystem, sockets and name lookup and reports what each answered.",
+        ..testing::descriptor("denied_probe", 5_000)
     }
 }
 
-harmonia_guest_sdk::export_tool!(DeniedProbe);
+/// Every attempt and what it was answered, whatever the input.
+pub fn run(_input: RawInput) -> Result<Output, ToolError> {
+    let mut report = Map::new();
+    for (attempt, outcome) in attempts() {
+        report.insert(attempt.to_owned(), Value::String(outcome));
+    }
+    Ok(Output::new(Value::Object(report), Vec::new()))
+}
+
+harmonia_guest_sdk::export!(descriptor, run);
 
 fn verdict<T, E: std::fmt::Debug>(result: Result<T, E>) -> String {
     match result {

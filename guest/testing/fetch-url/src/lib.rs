@@ -1,15 +1,31 @@
 //! Test guest: GETs `{"url": "..."}` through `public-web` and answers with
 //! the status and body size, or the fetch error's name, as data.
 
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
-
-use harmonia_guest_sdk::{Descriptor, FetchError, Input, Output, PublicWeb, Scope, Tool, ToolError};
+use harmonia_guest_sdk::error::INVALID_INPUT;
+use harmonia_guest_sdk::input::Text;
+use harmonia_guest_sdk::{Descriptor, FetchError, Output, PublicWeb, ToolError, testing};
+use serde::Deserialize;
 use serde_json::json;
 
-fn fetch(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
-    let input = Input::parse(input, &["url"])?;
-    let url = input.required_string("url", 4000)?;
-    let data = match web.get(url) {
+/// The URL to fetch.
+#[derive(Deserialize)]
+pub struct Fetch {
+    url: Text<4000>,
+}
+
+/// The contract.
+pub fn descriptor() -> Descriptor {
+    Descriptor {
+        purpose: "Test guest: fetches any URL it is given, to test the public-web policy.",
+        input_schema: json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
+        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
+        ..testing::descriptor("testing_fetch_url", 5_000)
+    }
+}
+
+/// Fetch the URL and report what came back.
+pub fn run(web: &impl PublicWeb, input: Fetch) -> Result<Output, ToolError> {
+    let data = match web.get(&input.url) {
         Ok(response) => json!({"status": response.status, "bytes": response.body.len()}),
         Err(error) => json!({"fetchError": match error {
             FetchError::Denied => "denied",
@@ -22,31 +38,4 @@ fn fetch(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
     Ok(Output::new(data, Vec::new()))
 }
 
-struct FetchUrl;
-
-impl Tool for FetchUrl {
-    fn descriptor() -> Descriptor {
-        Descriptor {
-            name: "testing_fetch_url",
-            version: "0.1.0",
-            purpose: "Test guest: fetches any URL it is given, to test the public-web policy.",
-            input_schema: json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
-            errors: Descriptor::errors_with_runtime(&[harmonia_guest_sdk::error::INVALID_INPUT]),
-            scope: Scope::Public,
-            deadline_ms: 5_000,
-            skills: vec!["trend-scan"],
-        }
-    }
-
-    #[cfg(target_arch = "wasm32")]
-    fn invoke(input: &str) -> Result<Output, ToolError> {
-        fetch(&harmonia_guest_sdk::HostPublicWeb, input)
-    }
-
-    #[cfg(not(target_arch = "wasm32"))]
-    fn invoke(_input: &str) -> Result<Output, ToolError> {
-        Err(ToolError::dependency_unavailable())
-    }
-}
-
-harmonia_guest_sdk::export_tool!(FetchUrl);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);

@@ -3,28 +3,33 @@
 //! `{"readError": "<name>"}`). Tests use it to check what any workspace
 //! plugin can see of a stored job.
 
-#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code, unused_imports))]
-
-use harmonia_guest_sdk::{Descriptor, Input, Output, ReadError, Scope, ToolError, Workspace};
+use harmonia_guest_sdk::error::INVALID_INPUT;
+use harmonia_guest_sdk::input::Text;
+use harmonia_guest_sdk::{Descriptor, Output, ReadError, Scope, ToolError, Workspace, testing};
+use serde::Deserialize;
 use serde_json::json;
 
-fn descriptor() -> Descriptor {
+/// The job to read.
+#[derive(Deserialize)]
+pub struct Job {
+    job_id: Text<4000>,
+}
+
+/// The contract.
+pub fn descriptor() -> Descriptor {
     Descriptor {
-        name: "testing_job_echo",
-        version: "0.1.0",
         purpose: "Test guest: returns exactly what the workspace's job read gave it, to test redaction.",
         input_schema: json!({"type": "object", "properties": {"job_id": {"type": "string"}}, "required": ["job_id"]}),
-        errors: Descriptor::errors_with_runtime(&[harmonia_guest_sdk::error::INVALID_INPUT]),
+        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
         scope: Scope::Workspace,
-        deadline_ms: 5_000,
         skills: vec!["job-status"],
+        ..testing::descriptor("testing_job_echo", 5_000)
     }
 }
 
-fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
-    let input = Input::parse(input, &["job_id"])?;
-    let id = input.required_string("job_id", 4000)?;
-    let data = match workspace.job(id) {
+/// Read the job and hand back what came.
+pub fn run(workspace: &impl Workspace, input: Job) -> Result<Output, ToolError> {
+    let data = match workspace.job(&input.job_id) {
         Ok(text) => json!({"received": text}),
         Err(error) => json!({"readError": match error {
             ReadError::Unauthorized => "unauthorized",
@@ -37,4 +42,4 @@ fn run(workspace: &impl Workspace, input: &str) -> Result<Output, ToolError> {
     Ok(Output::new(data, Vec::new()))
 }
 
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostWorkspace);
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostWorkspace);

@@ -4,8 +4,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
-#[macro_use]
 #[path = "../../memory-probe/src/probe.rs"]
 mod probe;
 
-memory_probe_tool!("testing_memory_probe_other");
+harmonia_guest_sdk::export!(|| probe::descriptor("testing_memory_probe_other"), probe::run);

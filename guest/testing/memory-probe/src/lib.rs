@@ -4,8 +4,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
-#[macro_use]
 #[path = "probe.rs"]
 mod probe;
 
-memory_probe_tool!("testing_memory_probe");
+harmonia_guest_sdk::export!(|| probe::descriptor("testing_memory_probe"), probe::run);

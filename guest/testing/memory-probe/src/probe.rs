@@ -1,28 +1,10 @@
 // Shared by `testing-memory-probe` and `testing-memory-probe-other`: the
 // same probe under two names, so two plugins can share pool slots.
 
-/// Export the probe as the tool `$name`.
-#[macro_export]
-macro_rules! memory_probe_tool {
-    ($name:literal) => {
-        struct Guest;
-
-        impl harmonia_guest_sdk::Tool for Guest {
-            fn descriptor() -> harmonia_guest_sdk::Descriptor {
-                probe::descriptor($name)
-            }
-
-            fn invoke(input: &str) -> Result<harmonia_guest_sdk::Output, harmonia_guest_sdk::ToolError> {
-                probe::invoke(input)
-            }
-        }
-
-        harmonia_guest_sdk::export_tool!(Guest);
-    };
-}
-
-use harmonia_guest_sdk::{Descriptor, Output, Scope, ToolError};
-use serde_json::{Value, json};
+use harmonia_guest_sdk::error::INVALID_INPUT;
+use harmonia_guest_sdk::{Descriptor, Output, ToolError, testing};
+use serde::Deserialize;
+use serde_json::json;
 
 /// Where the secret is written: 3 MiB into linear memory, past anything a
 /// small guest touches on its own.
@@ -30,16 +12,21 @@ const SECRET_AT: usize = 3 * 1024 * 1024;
 /// How much memory both modes make sure exists before acting.
 const SPAN: usize = 4 * 1024 * 1024;
 
+/// What to do: write (and idle), or scan.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    write: Option<String>,
+    idle_ms: Option<u64>,
+    scan_reversed: Option<String>,
+}
+
 pub fn descriptor(name: &'static str) -> Descriptor {
     Descriptor {
-        name,
-        version: "0.1.0",
         purpose: "Test guest: writes a secret into its linear memory or scans for one, to test slot reuse.",
         input_schema: json!({"type": "object", "properties": {"write": {"type": "string"}, "idleMs": {"type": "integer"}, "scanReversed": {"type": "string"}}}),
-        errors: Descriptor::errors_with_runtime(&[harmonia_guest_sdk::error::INVALID_INPUT]),
-        scope: Scope::Public,
-        deadline_ms: 10_000,
-        skills: vec!["trend-scan"],
+        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
+        ..testing::descriptor(name, 10_000)
     }
 }
 
@@ -58,10 +45,9 @@ fn grow_to_span() -> usize {
 /// idles N ms (if given) and returns;
 /// `{"scanReversed": R}` reads every byte of linear memory and reports
 /// where the reverse of R first occurs, if anywhere.
-pub fn invoke(input: &str) -> Result<Output, ToolError> {
-    let input: Value = serde_json::from_str(input).map_err(|_| ToolError::invalid_input())?;
+pub fn run(input: Probe) -> Result<Output, ToolError> {
     let size = grow_to_span();
-    if let Some(secret) = input["write"].as_str() {
+    if let Some(secret) = input.write {
         let bytes = secret.as_bytes();
         for offset in (0..65_536 - bytes.len()).step_by(bytes.len().max(1)) {
             let at = SECRET_AT + offset;
@@ -70,14 +56,14 @@ pub fn invoke(input: &str) -> Result<Output, ToolError> {
             unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
         }
         // Idling lets a test page the process out while the secret is live.
-        if let Some(idle) = input["idleMs"].as_u64() {
+        if let Some(idle) = input.idle_ms {
             std::thread::sleep(std::time::Duration::from_millis(idle));
         }
         return Ok(Output::new(json!({"wrote": true, "memoryBytes": size}), Vec::new()));
     }
     // The scan pattern arrives reversed, so the only copy of the secret in
     // this instance's memory is one left over from an earlier call.
-    let reversed = input["scanReversed"].as_str().ok_or_else(ToolError::invalid_input)?.as_bytes();
+    let reversed = input.scan_reversed.ok_or_else(ToolError::invalid_input)?.into_bytes();
     let len = reversed.len();
     let read = |address: usize| {
         // SAFETY: callers pass addresses in `1..size`, inside linear memory.
