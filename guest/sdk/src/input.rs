@@ -18,7 +18,8 @@
 //! declares and the rule it applies cannot drift apart.
 
 use crate::error::ToolError;
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::de::value::{MapDeserializer, SeqDeserializer};
+use serde::de::{self, DeserializeOwned, Deserializer, IntoDeserializer, Visitor};
 use serde::{Deserialize, forward_to_deserialize_any};
 use serde_json::{Map, Value, json};
 
@@ -32,9 +33,12 @@ pub trait FromInput: Sized {
 
 impl<T: DeserializeOwned> FromInput for T {
     fn from_input(text: &str) -> Result<Self, ToolError> {
-        let fields: Map<String, Value> =
-            serde_json::from_str(text).map_err(|_| ToolError::invalid_input())?;
-        T::deserialize(KnownFields(fields)).map_err(|_| ToolError::invalid_input())
+        match serde_json::from_str(text) {
+            Ok(Value::Object(fields)) => {
+                T::deserialize(Strict(Value::Object(fields))).map_err(|Refused| ToolError::invalid_input())
+            }
+            _ => Err(ToolError::invalid_input()),
+        }
     }
 }
 
@@ -47,32 +51,117 @@ pub fn invoke<T: FromInput, R>(
     run(T::from_input(text)?)
 }
 
-/// An input object that refuses, for a struct, every key the struct does
-/// not name (and otherwise reads as the object it is).
-struct KnownFields(Map<String, Value>);
+/// Why an input did not fit its type. It carries no text: every misfit is
+/// the same `invalid_input`, so no error message is ever formatted (which
+/// keeps serde's message formatting out of the component).
+#[derive(Debug)]
+struct Refused;
 
-impl<'de> Deserializer<'de> for KnownFields {
-    type Error = serde_json::Error;
+impl std::fmt::Display for Refused {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("invalid input")
+    }
+}
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        Value::Object(self.0).deserialize_any(visitor)
+impl std::error::Error for Refused {}
+
+impl de::Error for Refused {
+    fn custom<T: std::fmt::Display>(_message: T) -> Self {
+        Refused
+    }
+}
+
+/// A parsed JSON value read into the tool's type: as serde_json reads a
+/// `Value`, except that a struct refuses every key it does not name.
+struct Strict(Value);
+
+impl<'de> IntoDeserializer<'de, Refused> for Strict {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+fn entries(
+    map: Map<String, Value>,
+) -> MapDeserializer<'static, impl Iterator<Item = (String, Strict)>, Refused> {
+    MapDeserializer::new(map.into_iter().map(|(key, value)| (key, Strict(value))))
+}
+
+impl<'de> Deserializer<'de> for Strict {
+    type Error = Refused;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Refused> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(value) => visitor.visit_bool(value),
+            Value::Number(number) => match (number.as_u64(), number.as_i64(), number.as_f64()) {
+                (Some(value), _, _) => visitor.visit_u64(value),
+                (None, Some(value), _) => visitor.visit_i64(value),
+                (None, None, Some(value)) => visitor.visit_f64(value),
+                (None, None, None) => Err(Refused),
+            },
+            Value::String(text) => visitor.visit_string(text),
+            Value::Array(items) => {
+                let mut items = SeqDeserializer::new(items.into_iter().map(Strict));
+                let value = visitor.visit_seq(&mut items)?;
+                items.end()?;
+                Ok(value)
+            }
+            Value::Object(map) => {
+                let mut entries = entries(map);
+                let value = visitor.visit_map(&mut entries)?;
+                entries.end()?;
+                Ok(value)
+            }
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Refused> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            value => visitor.visit_some(Strict(value)),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Refused> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Refused> {
+        match self.0 {
+            Value::String(variant) => visitor.visit_enum(variant.into_deserializer()),
+            _ => Err(Refused),
+        }
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
-        name: &'static str,
+        _name: &'static str,
         fields: &'static [&'static str],
         visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        if let Some(key) = self.0.keys().find(|key| !fields.contains(&key.as_str())) {
-            return Err(de::Error::unknown_field(key, fields));
+    ) -> Result<V::Value, Refused> {
+        match self.0 {
+            Value::Object(map) if map.keys().all(|key| fields.contains(&key.as_str())) => {
+                Strict(Value::Object(map)).deserialize_any(visitor)
+            }
+            _ => Err(Refused),
         }
-        Value::Object(self.0).deserialize_struct(name, fields, visitor)
     }
 
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-        unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map identifier ignored_any
     }
 }
 
