@@ -2,14 +2,30 @@
 //! least `min_points` points.
 //!
 //! A template for a Harmonia tool: the logic is a plain function over the
-//! `PublicWeb` capability (so it can be tested natively), the contract is
-//! a `Descriptor`, and `export_logic!` turns both into a component.
+//! `PublicWeb` capability and a typed input (so it can be tested natively),
+//! the contract is a `Descriptor`, and `export!` turns both into a
+//! component.
 
 use harmonia_guest_sdk::error::INVALID_INPUT;
-use harmonia_guest_sdk::{Descriptor, Evidence, Input, Output, PublicWeb, Scope, ToolError};
+use harmonia_guest_sdk::input::{Clamped, object_schema};
+use harmonia_guest_sdk::{Descriptor, Evidence, Output, PublicWeb, Scope, ToolError};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 const FRONT_PAGE: &str = "https://hn.algolia.com/api/v1/search?tags=front_page&hitsPerPage=20";
+
+/// Fewest points: its default and range, used by the schema and by `run`.
+pub type MinPoints = Clamped<0, 0, 100_000>;
+
+/// The tool's input. The SDK parses the call's text into it and answers
+/// `invalid_input` itself when it does not fit (not an object, a field
+/// this struct does not name, a value of the wrong type).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Fewest points.
+    pub min_points: MinPoints,
+}
 
 /// The tool's contract: what the host checks at load and shows in `harmonia tools`.
 pub fn descriptor() -> Descriptor {
@@ -17,11 +33,7 @@ pub fn descriptor() -> Descriptor {
         name: "hn_top_story",
         version: env!("CARGO_PKG_VERSION"),
         purpose: "Find the highest-ranked Hacker News front-page story with at least a given number of points.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {"min_points": {"type": ["integer", "null"], "default": 0, "description": "Fewest points; clamped to 0-100000."}},
-            "additionalProperties": false
-        }),
+        input_schema: object_schema(json!({"min_points": MinPoints::schema("Fewest points")}), &[]),
         // Your own codes first; the runtime codes are added for you.
         errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
         scope: Scope::Public,
@@ -31,9 +43,8 @@ pub fn descriptor() -> Descriptor {
 }
 
 /// The tool's logic.
-pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
-    let input = Input::parse(input, &["min_points"])?;
-    let min_points = input.clamped_integer("min_points", 0, 0, 100_000)? as u64;
+pub fn run(web: &impl PublicWeb, input: Input) -> Result<Output, ToolError> {
+    let min_points = input.min_points.get() as u64;
     let response = web.get(FRONT_PAGE).map_err(ToolError::from_fetch)?;
     if response.status != 200 {
         return Err(ToolError::dependency_unavailable());
@@ -58,28 +69,34 @@ pub fn run(web: &impl PublicWeb, input: &str) -> Result<Output, ToolError> {
     Ok(Output::new(data, evidence))
 }
 
-// The export: `describe` answers with `descriptor()`, `invoke` runs `run`
-// against the host's public web.
-harmonia_guest_sdk::export_logic!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
+// The export: `describe` answers with `descriptor()`, `invoke` parses the
+// input into `Input` and runs `run` against the host's public web.
+harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use harmonia_guest_sdk::capability::fake::FakeWeb;
 
+    /// Parse the input as the component does, then run.
+    fn call(web: &FakeWeb, input: &str) -> Result<Output, ToolError> {
+        harmonia_guest_sdk::invoke(input, |input| run(web, input))
+    }
+
     const HITS: &str = r#"{"hits": [{"title": "Small", "url": "https://a.example", "points": 5},
                                      {"title": "Big", "url": "https://b.example", "points": 500}]}"#;
 
     #[test]
     fn finds_the_first_story_over_the_threshold() {
-        let output = run(&FakeWeb::json(HITS), r#"{"min_points": 100}"#).unwrap();
+        let output = call(&FakeWeb::json(HITS), r#"{"min_points": 100}"#).unwrap();
         assert_eq!(output.data["title"], "Big");
         assert_eq!(output.evidence[1], Evidence::record("hacker_news_story", "https://b.example"));
     }
 
     #[test]
     fn refuses_bad_input_and_maps_failures() {
-        assert_eq!(run(&FakeWeb::json(HITS), "[]"), Err(ToolError::invalid_input()));
-        assert_eq!(run(&FakeWeb::status(503, "{}"), "{}"), Err(ToolError::dependency_unavailable()));
+        assert_eq!(call(&FakeWeb::json(HITS), "[]"), Err(ToolError::invalid_input()));
+        assert_eq!(call(&FakeWeb::json(HITS), r#"{"points": 1}"#), Err(ToolError::invalid_input()));
+        assert_eq!(call(&FakeWeb::status(503, "{}"), "{}"), Err(ToolError::dependency_unavailable()));
     }
 }
