@@ -331,6 +331,45 @@ mod tests {
         }
     }
 
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum How {
+        Sleep,
+        Block,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Inner {
+        on: bool,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Nested {
+        how: How,
+        tags: Option<Vec<Text<3>>>,
+        inner: Option<Inner>,
+    }
+
+    #[test]
+    fn nested_values_enums_and_inner_structs_follow_the_same_rules() {
+        let read = |text: &str| invoke(text, |input: Nested| Ok(input));
+        let nested = read(r#"{"how": "block", "tags": ["a", "bc"], "inner": {"on": true}}"#).unwrap();
+        assert_eq!(nested.how, How::Block);
+        assert_eq!(nested.tags.unwrap().len(), 2);
+        assert!(nested.inner.unwrap().on);
+        assert!(read(r#"{"how": "sleep", "tags": null, "inner": null}"#).is_ok());
+        for text in [
+            r#"{"how": "walk"}"#,
+            r#"{"how": {"sleep": 1}}"#,
+            r#"{"how": "sleep", "tags": ["abcd"]}"#,
+            r#"{"how": "sleep", "tags": "a"}"#,
+            r#"{"how": "sleep", "inner": {"on": true, "off": false}}"#,
+            r#"{"how": "sleep", "inner": [true]}"#,
+        ] {
+            assert_eq!(read(text).map(|_| ()), Err(ToolError::invalid_input()), "{text}");
+        }
+    }
+
     #[test]
     fn nesting_past_serde_jsons_limit_is_invalid_input() {
         let deep = format!("{{\"q\":{}{}}}", "[".repeat(200), "]".repeat(200));

@@ -3,7 +3,7 @@
 //! needs to misbehave in ways a tool cannot.
 
 use crate::descriptor::{Descriptor, Scope};
-use crate::error::ToolError;
+use crate::error::{INVALID_INPUT, ToolError};
 use crate::input::FromInput;
 use crate::output::{Answer, Evidence};
 
@@ -26,6 +26,13 @@ pub fn descriptor(name: &'static str, deadline_ms: u32) -> Descriptor {
         deadline_ms,
         skills: vec!["trend-scan"],
     }
+}
+
+/// `descriptor` for a guest that reads its input: this input schema, and
+/// `invalid_input` declared, since the SDK answers it for input that does
+/// not fit.
+pub fn reading(input_schema: serde_json::Value, descriptor: Descriptor) -> Descriptor {
+    Descriptor { input_schema, errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]), ..descriptor }
 }
 
 /// The input text exactly as the host passed it, unparsed: for a guest

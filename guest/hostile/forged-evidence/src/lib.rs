@@ -4,7 +4,6 @@
 //! a read of fixtures, it must stamp it `mock`; a source reserved for the
 //! public scope must be refused whatever was read.
 
-use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::{Descriptor, Evidence, Output, Scope, ToolError, Workspace, testing};
 use serde::Deserialize;
 
@@ -19,12 +18,9 @@ pub struct Forgery {
 
 /// The tool's contract.
 pub fn descriptor() -> Descriptor {
-    Descriptor {
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
-        scope: Scope::Workspace,
-        skills: vec!["forged-status"],
-        ..testing::descriptor("hostile_forged_evidence", 5_000)
-    }
+    let descriptor = testing::descriptor("hostile_forged_evidence", 5_000);
+    let workspace = Descriptor { scope: Scope::Workspace, skills: vec!["forged-status"], ..descriptor };
+    testing::reading(serde_json::json!({"type": "object"}), workspace)
 }
 
 /// Cite the evidence the input names.

@@ -7,7 +7,6 @@
 // Only a component: the waits are WASI's own.
 #![cfg(target_arch = "wasm32")]
 
-use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::input::Text;
 use harmonia_guest_sdk::{Descriptor, Output, ToolError, testing};
 use serde::Deserialize;
@@ -24,11 +23,8 @@ pub struct Wait {
 
 /// The contract.
 pub fn descriptor() -> Descriptor {
-    Descriptor {
-        input_schema: serde_json::json!({"type": "object", "properties": {"how": {"type": "string"}}}),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
-        ..testing::descriptor("hostile_wait", 1000)
-    }
+    let input_schema = serde_json::json!({"type": "object", "properties": {"how": {"type": "string"}}});
+    testing::reading(input_schema, testing::descriptor("hostile_wait", 1000))
 }
 
 /// Wait the way the input names.

@@ -1,7 +1,6 @@
 //! Test guest: GETs `{"url": "..."}` through `public-web` and answers with
 //! the status and body size, or the fetch error's name, as data.
 
-use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::input::Text;
 use harmonia_guest_sdk::{Descriptor, FetchError, Output, PublicWeb, ToolError, testing};
 use serde::Deserialize;
@@ -15,12 +14,11 @@ pub struct Fetch {
 
 /// The contract.
 pub fn descriptor() -> Descriptor {
-    Descriptor {
-        purpose: "Test guest: fetches any URL it is given, to test the public-web policy.",
-        input_schema: json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
-        ..testing::descriptor("testing_fetch_url", 5_000)
-    }
+    let purpose = "Test guest: fetches any URL it is given, to test the public-web policy.";
+    testing::reading(
+        json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
+        Descriptor { purpose, ..testing::descriptor("testing_fetch_url", 5_000) },
+    )
 }
 
 /// Fetch the URL and report what came back.

@@ -3,7 +3,6 @@
 //! `{"readError": "<name>"}`). Tests use it to check what any workspace
 //! plugin can see of a stored job.
 
-use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::input::Text;
 use harmonia_guest_sdk::{Descriptor, Output, ReadError, Scope, ToolError, Workspace, testing};
 use serde::Deserialize;
@@ -17,14 +16,12 @@ pub struct Job {
 
 /// The contract.
 pub fn descriptor() -> Descriptor {
-    Descriptor {
-        purpose: "Test guest: returns exactly what the workspace's job read gave it, to test redaction.",
-        input_schema: json!({"type": "object", "properties": {"job_id": {"type": "string"}}, "required": ["job_id"]}),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
-        scope: Scope::Workspace,
-        skills: vec!["job-status"],
-        ..testing::descriptor("testing_job_echo", 5_000)
-    }
+    let purpose = "Test guest: returns exactly what the workspace's job read gave it, to test redaction.";
+    let descriptor = testing::descriptor("testing_job_echo", 5_000);
+    testing::reading(
+        json!({"type": "object", "properties": {"job_id": {"type": "string"}}, "required": ["job_id"]}),
+        Descriptor { purpose, scope: Scope::Workspace, skills: vec!["job-status"], ..descriptor },
+    )
 }
 
 /// Read the job and hand back what came.

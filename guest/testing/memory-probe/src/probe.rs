@@ -1,7 +1,6 @@
 // Shared by `testing-memory-probe` and `testing-memory-probe-other`: the
 // same probe under two names, so two plugins can share pool slots.
 
-use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::{Descriptor, Output, ToolError, testing};
 use serde::Deserialize;
 use serde_json::json;
@@ -22,12 +21,11 @@ pub struct Probe {
 }
 
 pub fn descriptor(name: &'static str) -> Descriptor {
-    Descriptor {
-        purpose: "Test guest: writes a secret into its linear memory or scans for one, to test slot reuse.",
-        input_schema: json!({"type": "object", "properties": {"write": {"type": "string"}, "idleMs": {"type": "integer"}, "scanReversed": {"type": "string"}}}),
-        errors: Descriptor::errors_with_runtime(&[INVALID_INPUT]),
-        ..testing::descriptor(name, 10_000)
-    }
+    let purpose = "Test guest: writes a secret into its linear memory or scans for one, to test slot reuse.";
+    testing::reading(
+        json!({"type": "object", "properties": {"write": {"type": "string"}, "idleMs": {"type": "integer"}, "scanReversed": {"type": "string"}}}),
+        Descriptor { purpose, ..testing::descriptor(name, 10_000) },
+    )
 }
 
 /// Grow linear memory so that it spans at least `SPAN` bytes.
