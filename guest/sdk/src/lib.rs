@@ -1,6 +1,6 @@
 //! Write a Harmonia tool as a WebAssembly component: only its logic.
 //!
-//! A tool crate writes two plain functions and one line:
+//! A tool crate writes an input type, two plain functions and one line:
 //!
 //! ```ignore
 //! pub fn descriptor() -> Descriptor { ... }                                   // the contract
@@ -10,7 +10,8 @@
 //!
 //! `MyInput` is a `#[derive(serde::Deserialize)]` struct: the SDK parses the
 //! call's text into it ([`input`]) and answers `invalid_input` itself when
-//! it does not fit. Everything else (the WIT bindings, the conversions, the
+//! it does not fit; natively, [`invoke`] parses the same way for tests and
+//! benchmarks. Everything else (the WIT bindings, the conversions, the
 //! contract's errors) lives here too.
 //!
 //! Parts:
