@@ -89,10 +89,15 @@ fn entries(
     MapDeserializer::new(map.into_iter().map(|(key, value)| (key, Strict(value))))
 }
 
+/// The field or variant names serde passes.
+type Names = &'static [&'static str];
+/// What a visitor reads, or why not.
+type Read<'de, V> = Result<<V as Visitor<'de>>::Value, Refused>;
+
 impl<'de> Deserializer<'de> for Strict {
     type Error = Refused;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Refused> {
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Read<'de, V> {
         match self.0 {
             Value::Null => visitor.visit_unit(),
             Value::Bool(value) => visitor.visit_bool(value),
@@ -118,42 +123,27 @@ impl<'de> Deserializer<'de> for Strict {
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Refused> {
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Read<'de, V> {
         match self.0 {
             Value::Null => visitor.visit_none(),
             value => visitor.visit_some(Strict(value)),
         }
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Refused> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Read<'de, V> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Refused> {
-        match self.0 {
-            Value::String(variant) => visitor.visit_enum(variant.into_deserializer()),
-            _ => Err(Refused),
-        }
+    fn deserialize_enum<V: Visitor<'de>>(self, _: &'static str, _: Names, visitor: V) -> Read<'de, V> {
+        let Value::String(variant) = self.0 else { return Err(Refused) };
+        visitor.visit_enum(variant.into_deserializer())
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Refused> {
-        match self.0 {
+    /// Refuses an object with a key the struct does not name.
+    fn deserialize_struct<V: Visitor<'de>>(self, _: &'static str, fields: Names, visitor: V) -> Read<'de, V> {
+        match &self.0 {
             Value::Object(map) if map.keys().all(|key| fields.contains(&key.as_str())) => {
-                Strict(Value::Object(map)).deserialize_any(visitor)
+                self.deserialize_any(visitor)
             }
             _ => Err(Refused),
         }
