@@ -24,7 +24,7 @@
 pub mod http_client;
 pub mod public_address;
 pub mod public_web;
-pub mod url;
+pub use harmonia_contract::url;
 pub mod workspace;
 
 use serde::Serialize;

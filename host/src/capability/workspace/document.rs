@@ -23,7 +23,7 @@
 //! an importer never holds the whole document; [`WorkspaceDocument`] is the
 //! sink that keeps everything in memory (fixtures, tests, small documents).
 
-use harmonia_tool_common::time::parse_rfc3339;
+use harmonia_contract::time::parse_rfc3339;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::cell::Cell;

@@ -76,7 +76,7 @@ use crate::liaison::grounding;
 use crate::liaison::mutation;
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
-use harmonia_tool_common::time::parse_rfc3339;
+use harmonia_contract::time::parse_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
