@@ -12,6 +12,9 @@
 //! - [`envelope`]: the envelope, its strict parser and evidence ids.
 //! - [`descriptor`]: a tool's declared contract and its validation.
 //! - [`url`]: the public web's URL and origin rules.
+//! - [`digest`]: hashes spelled as lowercase hex.
+//! - [`liaison`]: the answer, the trace and its seal, skills, attempts,
+//!   grounding, the detector of claimed effects and the validator.
 
 pub mod codes;
 pub mod time;
@@ -19,6 +22,10 @@ pub mod time;
 #[cfg(feature = "full")]
 pub mod descriptor;
 #[cfg(feature = "full")]
+pub mod digest;
+#[cfg(feature = "full")]
 pub mod envelope;
 #[cfg(feature = "full")]
 pub mod url;
+#[cfg(feature = "full")]
+pub mod liaison;

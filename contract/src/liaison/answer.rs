@@ -15,7 +15,7 @@
 //!   non-whitespace holding a letter or digit): a claim of one letter
 //!   would be found in almost any answer and ground nothing.
 
-use crate::contract::{Category, is_valid_code};
+use crate::codes::{Category, is_valid_code};
 use crate::envelope::{ErrorObject, MAX_MESSAGE_CHARS};
 use serde::Serialize;
 use serde_json::{Map, Value};

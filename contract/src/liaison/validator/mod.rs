@@ -76,7 +76,7 @@ use crate::liaison::grounding;
 use crate::liaison::mutation;
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
-use harmonia_contract::time::parse_rfc3339;
+use crate::time::parse_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -125,7 +125,7 @@ pub fn validate(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) ->
 }
 
 /// [`validate`] for a trace that came from outside this process, given the
-/// outcome of checking its seal (see `liaison::signing`). In
+/// outcome of checking its seal (see `liaison::seal`). In
 /// [`Mode::Submission`] an unverified trace is rejected first, with
 /// `trace_unverified`: none of its entries can be believed, whatever the
 /// answer. In [`Mode::Review`] the outcome does not change the verdict, so
