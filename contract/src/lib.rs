@@ -13,6 +13,8 @@
 //! - [`descriptor`]: a tool's declared contract and its validation.
 //! - [`url`]: the public web's URL and origin rules.
 //! - [`digest`]: hashes spelled as lowercase hex.
+//! - [`workspace_document`]: the workspace JSON document, parsed strictly
+//!   as a stream.
 //! - [`liaison`]: the answer, the trace and its seal, skills, attempts,
 //!   grounding, the detector of claimed effects and the validator.
 
@@ -29,3 +31,5 @@ pub mod envelope;
 pub mod url;
 #[cfg(feature = "full")]
 pub mod liaison;
+#[cfg(feature = "full")]
+pub mod workspace_document;

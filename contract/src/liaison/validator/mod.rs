@@ -190,7 +190,7 @@ struct Returned<'c> {
 type ReturnedEvidence<'c> = HashMap<&'c str, Returned<'c>>;
 
 fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Check {
-    let answer = Answer::parse(answer).or_else(|reason| fail(RuleCode::AnswerSchema, reason))?;
+    let answer = Answer::parse(answer).or_else(|error| fail(RuleCode::AnswerSchema, error.to_string()))?;
     let skill = check_skill(trace, &answer, skills)?;
     check_sequence(trace)?;
     let attempts = attempts(trace);
