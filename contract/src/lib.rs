@@ -28,8 +28,8 @@ pub mod digest;
 #[cfg(feature = "full")]
 pub mod envelope;
 #[cfg(feature = "full")]
-pub mod url;
-#[cfg(feature = "full")]
 pub mod liaison;
+#[cfg(feature = "full")]
+pub mod url;
 #[cfg(feature = "full")]
 pub mod workspace_document;

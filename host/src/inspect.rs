@@ -64,7 +64,8 @@ pub enum InspectError {
 
 /// Inspect component bytes under `config`'s policy and limits.
 pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, InspectError> {
-    let shape = ComponentShape::read(bytes).map_err(|source| InspectError::NotAComponent { origin: origin.clone(), source })?;
+    let shape = ComponentShape::read(bytes)
+        .map_err(|source| InspectError::NotAComponent { origin: origin.clone(), source })?;
     let policy = ImportPolicy::from(&config.wasi);
     let grants = shape
         .imports

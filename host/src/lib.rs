@@ -21,12 +21,14 @@
 //! - `limits`: every limit in one place (fixed ones, the config's
 //!   ranges, the per-component counts) and the per-store resource limiter.
 //! - `wasi`: the WASI grant (nothing) and captured stdio.
-//! - [`capability`]: public web and workspace, with receipts.
+//! - [`capability`]: public web and workspace, with receipts (the URL rules
+//!   and the workspace document are the contract crate's, re-exported).
 //! - `bindings`: host-side WIT bindings and per-call store data.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
-//! - [`liaison`]: skills, sessions, the trace and the answer validator.
+//! - [`liaison`]: sessions, the host key and skill directories; the
+//!   answer, trace, skills and validator re-exported from the contract crate.
 //! - [`log`]: structured log records and sinks.
 
 // The embedder's API: the host, its config and errors, the envelope and the

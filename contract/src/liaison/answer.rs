@@ -274,7 +274,9 @@ fn parse_error(value: &Value) -> Parsed<Option<ErrorObject>> {
         code: code.to_owned(),
         category: parse_category(&object["category"])?,
         message: bounded_text(&object["message"], "error.message", MAX_MESSAGE_CHARS)?,
-        retryable: object["retryable"].as_bool().ok_or_else(|| refuse("error.retryable", "must be a boolean"))?,
+        retryable: object["retryable"]
+            .as_bool()
+            .ok_or_else(|| refuse("error.retryable", "must be a boolean"))?,
     }))
 }
 

@@ -125,7 +125,10 @@ mod tests {
         assert_eq!(built.len(), codes::STABLE_CODES.len());
         for (error, stable) in built.iter().zip(codes::STABLE_CODES) {
             assert_eq!(error.code, stable.code);
-            assert_eq!((error.category, error.retryable, error.message.as_str()), (stable.category, stable.retryable, stable.message));
+            assert_eq!(
+                (error.category, error.retryable, error.message.as_str()),
+                (stable.category, stable.retryable, stable.message)
+            );
         }
         let runtime: Vec<&str> = RUNTIME_ERRORS.iter().map(|spec| spec.code).collect();
         assert_eq!(runtime, codes::RUNTIME_CODES.map(|stable| stable.code));

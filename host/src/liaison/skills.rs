@@ -22,4 +22,3 @@ pub fn load_dir(dir: &Path) -> Result<SkillSet, SkillError> {
     }
     Ok(set)
 }
-
