@@ -59,7 +59,7 @@
 //!   `jobHealth.failed: 1`): a tool that finds nothing reports zeros.
 //! - Reasons name entries by their 1-based position in the trace.
 //!
-//! Parts: this module is the pipeline and the checks; [`rule_code`] the
+//! Parts: this module is the pipeline and the checks; `rule_code` the
 //! rules and their stable codes; [`tool_facts`] the only facts about named
 //! tools the rules use; `tests` the rule-by-rule tests.
 
