@@ -40,6 +40,8 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
 
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    // The guests take their codes and time from the contract crate.
+    println!("cargo:rerun-if-changed={}", root.join("contract").display());
     for entry in fs::read_dir(&guest).expect("guest/ exists") {
         let path = entry.expect("guest entry").path();
         if path.file_name().is_some_and(|name| name != "target") {

@@ -73,7 +73,7 @@ fn every_error_code_and_rule_code_is_documented() {
 
 #[test]
 fn every_rule_code_but_the_seal_has_a_validator_test_of_its_name() {
-    let validator = std::fs::read_to_string(root().join("host/src/liaison/validator/tests.rs")).unwrap();
+    let validator = std::fs::read_to_string(root().join("contract/src/liaison/validator/tests.rs")).unwrap();
     let missing: Vec<&str> = RuleCode::ALL
         .iter()
         .filter(|rule| **rule != RuleCode::TraceUnverified)
@@ -97,7 +97,7 @@ fn every_stable_code_row_states_its_category_and_retryability() {
         assert_eq!(
             (cells[2], cells[3]),
             (stable.category.as_str(), retryable),
-            "the row of `{}` disagrees with host/src/contract.rs",
+            "the row of `{}` disagrees with contract/src/codes.rs",
             stable.code
         );
     }
@@ -215,7 +215,7 @@ fn no_file_cites_a_contract_outside_the_repository() {
     }
     assert!(citing.is_empty(), "{citing:?}");
     assert!(
-        repository_files().iter().any(|file| file.ends_with("host/src/contract.rs")),
+        repository_files().iter().any(|file| file.ends_with("contract/src/codes.rs")),
         "the walk covers the source tree"
     );
 }

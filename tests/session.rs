@@ -159,7 +159,7 @@ fn the_skill_files_on_disk_are_the_built_in_ones() {
         skills.sort();
         skills
     };
-    assert_eq!(key(SkillSet::load_dir(&dir).unwrap()), key(SkillSet::builtin()));
+    assert_eq!(key(harmonia_host::liaison::skills::load_dir(&dir).unwrap()), key(SkillSet::builtin()));
 }
 
 /// The mock workspace, whose first read is an outage.

@@ -106,7 +106,7 @@ fn sqlite_feed_judges_freshness_from_updated_at() {
         let data = &envelope["data"];
         assert_eq!(data["freshness"]["state"], state);
         let read_at = data["freshness"]["readAt"].as_str().unwrap();
-        assert!(harmonia_tool_common::time::parse_rfc3339(read_at).is_some() && read_at.ends_with('Z'));
+        assert!(harmonia_host::time::parse_rfc3339(read_at).is_some() && read_at.ends_with('Z'));
         assert_eq!(data["jobHealth"], json!({"active": 2, "failed": 1}));
         assert_eq!(data["pendingItems"].as_array().unwrap().len(), 2);
         assert_eq!(

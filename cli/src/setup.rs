@@ -47,7 +47,7 @@ pub fn read_text(path: &Path, what: &str) -> Result<String> {
 /// The skills from `dir`, or the built-in ones.
 pub fn load_skills(dir: Option<&Path>) -> Result<harmonia_host::liaison::skills::SkillSet> {
     match dir {
-        Some(dir) => Ok(harmonia_host::liaison::skills::SkillSet::load_dir(dir)?),
+        Some(dir) => Ok(harmonia_host::liaison::skills::load_dir(dir)?),
         None => Ok(harmonia_host::liaison::skills::SkillSet::builtin()),
     }
 }

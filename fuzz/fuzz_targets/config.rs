@@ -2,7 +2,7 @@
 //! pass their own checks.
 #![no_main]
 
-use harmonia_fuzz::config::HostConfig;
+use harmonia_host::config::HostConfig;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! Envelope parsing: never panics; what it accepts round-trips.
 #![no_main]
 
-use harmonia_fuzz::envelope::Envelope;
+use harmonia_contract::envelope::Envelope;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

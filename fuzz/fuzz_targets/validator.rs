@@ -2,9 +2,9 @@
 //! verdict with a one-line reason.
 #![no_main]
 
-use harmonia_fuzz::liaison::skills::SkillSet;
-use harmonia_fuzz::liaison::trace::Trace;
-use harmonia_fuzz::liaison::validator::{Mode, validate};
+use harmonia_contract::liaison::skills::SkillSet;
+use harmonia_contract::liaison::trace::Trace;
+use harmonia_contract::liaison::validator::{Mode, validate};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! Workspace documents: never panic; a refusal names a JSON path.
 #![no_main]
 
-use harmonia_fuzz::capability::workspace::document::WorkspaceDocument;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,7 +7,7 @@
 //! descriptor comes from a compile through the component cache.
 
 use crate::capability::sha256_hex;
-use crate::component_shape::{ComponentShape, Counts};
+use crate::component_shape::{ComponentShape, Counts, ShapeError};
 use crate::config::HostConfig;
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
@@ -48,10 +48,24 @@ pub struct Inspection {
     pub descriptor: Result<Descriptor, String>,
 }
 
+/// Why a component cannot be inspected at all (a component the host
+/// would refuse is still inspected: [`Inspection::world`] says why).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InspectError {
+    /// The bytes are not a WebAssembly component.
+    #[error("{origin}: not a valid WebAssembly component: {source}")]
+    NotAComponent {
+        /// Where the bytes came from.
+        origin: PluginOrigin,
+        /// What the reader found.
+        source: ShapeError,
+    },
+}
+
 /// Inspect component bytes under `config`'s policy and limits.
-pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, String> {
+pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, InspectError> {
     let shape = ComponentShape::read(bytes)
-        .map_err(|error| format!("{origin}: not a valid WebAssembly component: {error}"))?;
+        .map_err(|source| InspectError::NotAComponent { origin: origin.clone(), source })?;
     let policy = ImportPolicy::from(&config.wasi);
     let grants = shape
         .imports
@@ -98,4 +112,19 @@ fn describe(
     plugin::load_compiled(&runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
         .map(|plugin| plugin.info.descriptor)
         .map_err(|error| error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn bytes_that_are_not_a_component_keep_the_readers_error_as_the_source() {
+        let origin = PluginOrigin::File("tool.wasm".into());
+        let error = inspect(&HostConfig::default(), b"not wasm", origin).unwrap_err();
+        assert!(error.to_string().starts_with("tool.wasm: not a valid WebAssembly component: "), "{error}");
+        let source = error.source().and_then(|source| source.downcast_ref::<ShapeError>());
+        assert!(matches!(source, Some(ShapeError::Malformed(_))), "{source:?}");
+    }
 }

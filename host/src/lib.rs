@@ -7,9 +7,10 @@
 //!
 //! Parts:
 //! - [`config`]: `harmonia.toml` as data; every default documented.
-//! - [`contract`]: the contract's tables: categories, stable error codes.
-//! - [`envelope`]: the envelope, strict parsing and validation, evidence ids.
-//! - [`descriptor`]: a tool's declared contract and its validation.
+//! - [`contract`], [`envelope`], [`descriptor`], [`time`]: the contract's
+//!   tables and pure parsers (codes and categories, the envelope and its
+//!   evidence ids, descriptors, RFC 3339 time), re-exported from the
+//!   `harmonia-contract` crate, which holds them without wasmtime or I/O.
 //! - `policy`: which imports each world is granted, as data.
 //! - `engine`: the engine, epoch ticker, shared linker, call slots.
 //! - [`component_shape`]: a component's imports, exports and counts, read
@@ -20,14 +21,15 @@
 //! - `limits`: every limit in one place (fixed ones, the config's
 //!   ranges, the per-component counts) and the per-store resource limiter.
 //! - `wasi`: the WASI grant (nothing) and captured stdio.
-//! - [`capability`]: public web and workspace, with receipts.
+//! - [`capability`]: public web and workspace, with receipts (the URL rules
+//!   and the workspace document are the contract crate's, re-exported).
 //! - `bindings`: host-side WIT bindings and per-call store data.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
-//! - [`liaison`]: skills, sessions, the trace and the answer validator.
+//! - [`liaison`]: sessions, the host key and skill directories; the
+//!   answer, trace, skills and validator re-exported from the contract crate.
 //! - [`log`]: structured log records and sinks.
-//! - [`time`]: RFC 3339 timestamps.
 
 // The embedder's API: the host, its config and errors, the envelope and the
 // contract, capabilities (sources an embedder may supply), the liaison,
@@ -37,15 +39,16 @@ pub mod capability;
 pub mod component_shape;
 pub mod config;
 pub mod conformance;
-pub mod contract;
-pub mod descriptor;
-pub mod envelope;
 pub mod host;
 pub mod inspect;
 pub mod liaison;
 pub mod log;
 pub mod plugin;
-pub mod time;
+
+// The contract's tables and pure parsers live in `harmonia-contract`; the
+// host serves them at the paths it always had.
+pub use harmonia_contract::codes as contract;
+pub use harmonia_contract::{descriptor, envelope, time};
 
 // The machinery behind it, private so it can change freely.
 mod bindings;

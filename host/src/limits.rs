@@ -21,8 +21,9 @@ use wasmtime::ResourceLimiter;
 pub const MAX_INPUT_BYTES: usize = crate::envelope::MAX_DATA_BYTES;
 /// Deadline of `describe` at load.
 pub const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
-/// Deadlines a descriptor may declare, ms.
-pub const DEADLINE_RANGE_MS: RangeInclusive<u32> = 1_000..=120_000;
+/// Deadlines a descriptor may declare, ms (a contract rule, so defined
+/// with the descriptor it bounds).
+pub use harmonia_contract::descriptor::DEADLINE_RANGE_MS;
 /// Most bytes copied between guest and host in one host call or one
 /// result (wasmtime's hostcall fuel): room for the largest valid output
 /// (1 MiB of data and 100 evidence items), not for more.

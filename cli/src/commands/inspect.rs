@@ -12,7 +12,7 @@ pub fn run(path: &Path, config: Option<&Path>, json: bool) -> Result<ExitCode> {
     let config = load_config(config)?;
     let bytes = std::fs::read(path)
         .map_err(|error| UsageError(format!("cannot read {}: {error}", path.display())))?;
-    let report = inspect(&config, &bytes, PluginOrigin::File(path.to_owned())).map_err(anyhow::Error::msg)?;
+    let report = inspect(&config, &bytes, PluginOrigin::File(path.to_owned()))?;
     if json {
         let value = serde_json::json!({
             "sha256": report.sha256,

@@ -1,7 +1,8 @@
 //! Logic shared by Harmonia's tools, in plain Rust (no WIT, no I/O).
 //!
 //! Parts:
-//! - [`time`]: strict RFC 3339 parsing into UTC seconds.
+//! - [`time`]: strict RFC 3339 parsing into UTC seconds (the contract
+//!   crate's one implementation, re-exported).
 //! - [`hn`]: Hacker News search hits into trend signals and evidence.
 //! - [`posts`]: the workspace's measured posts.
 //! - [`job`]: the redacted summary of a stored job.
@@ -9,4 +10,4 @@
 pub mod hn;
 pub mod job;
 pub mod posts;
-pub mod time;
+pub use harmonia_contract::time;

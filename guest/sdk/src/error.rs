@@ -1,19 +1,8 @@
 //! Error categories, the typed tool error and the contract's stable codes.
 
-/// The category of a tool error (docs/contract.md §2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Category {
-    /// The input was not acceptable.
-    Validation,
-    /// The caller may not read this data.
-    Authorization,
-    /// The record does not exist, or there is too little data.
-    NotFound,
-    /// A dependency failed or timed out, or the tool itself failed.
-    Dependency,
-    /// The source rejected the read for good.
-    ProviderPermanent,
-}
+/// The category of a tool error (docs/contract.md §2.1), from the contract crate.
+pub use harmonia_contract::codes::Category;
+use harmonia_contract::codes::{self, StableCode};
 
 /// A declared error: code, category and retryability.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,54 +28,57 @@ pub struct ToolError {
     pub retryable: bool,
 }
 
+impl ErrorSpec {
+    /// The declared form of one of the contract's stable codes.
+    pub const fn of(stable: &StableCode) -> Self {
+        Self { code: stable.code, category: stable.category, retryable: stable.retryable }
+    }
+}
+
+// Each stable code of `harmonia_contract::codes`, as a declarable spec and
+// as a constructor of its error with the contract's fixed message.
 macro_rules! contract_codes {
-    ($( $fn_name:ident, $spec:ident => $code:literal, $category:ident, $retryable:literal, $message:literal; )*) => {
+    ($( $fn_name:ident, $spec:ident; )*) => {
         $(
-            #[doc = concat!("`", $code, "`: ", $message)]
-            pub const $spec: ErrorSpec = ErrorSpec {
-                code: $code,
-                category: Category::$category,
-                retryable: $retryable,
-            };
+            #[doc = concat!("The contract's `", stringify!($fn_name), "` code, declarable.")]
+            pub const $spec: ErrorSpec = ErrorSpec::of(&codes::$spec);
         )*
 
         impl ToolError {
             $(
-                #[doc = concat!("The contract's `", $code, "` error: ", $message)]
+                #[doc = concat!("The contract's `", stringify!($fn_name), "` error, with its fixed message.")]
                 pub fn $fn_name() -> Self {
-                    Self::from_spec(&$spec, $message)
+                    Self::from_spec(&$spec, codes::$spec.message)
                 }
             )*
         }
+
+        /// Every constructor above, in the contract's order.
+        #[cfg(test)]
+        const CONSTRUCTORS: &[fn() -> ToolError] = &[$(ToolError::$fn_name),*];
     };
 }
 
 contract_codes! {
-    invalid_input, INVALID_INPUT => "invalid_input", Validation, false,
-        "The input is not a JSON object of this tool's schema.";
-    invalid_query, INVALID_QUERY => "invalid_query", Validation, false,
-        "The search query is empty.";
-    invalid_job_id, INVALID_JOB_ID => "invalid_job_id", Validation, false,
-        "The job id is empty.";
-    job_not_found, JOB_NOT_FOUND => "job_not_found", NotFound, false,
-        "No job with that id exists in this workspace.";
-    insufficient_measured_history, INSUFFICIENT_MEASURED_HISTORY => "insufficient_measured_history", NotFound, false,
-        "Fewer than three timestamped posts have measured engagement.";
-    authorization_failed, AUTHORIZATION_FAILED => "authorization_failed", Authorization, false,
-        "The workspace source refused this caller.";
-    provider_request_rejected, PROVIDER_REQUEST_REJECTED => "provider_request_rejected", ProviderPermanent, false,
-        "The data source rejected the request.";
-    dependency_unavailable, DEPENDENCY_UNAVAILABLE => "dependency_unavailable", Dependency, true,
-        "The data source is unavailable right now.";
-    tool_timeout, TOOL_TIMEOUT => "tool_timeout", Dependency, true,
-        "The tool call passed its deadline.";
-    tool_execution_failed, TOOL_EXECUTION_FAILED => "tool_execution_failed", Dependency, false,
-        "The tool failed to produce a valid result.";
+    invalid_input, INVALID_INPUT;
+    invalid_query, INVALID_QUERY;
+    invalid_job_id, INVALID_JOB_ID;
+    job_not_found, JOB_NOT_FOUND;
+    insufficient_measured_history, INSUFFICIENT_MEASURED_HISTORY;
+    authorization_failed, AUTHORIZATION_FAILED;
+    provider_request_rejected, PROVIDER_REQUEST_REJECTED;
+    dependency_unavailable, DEPENDENCY_UNAVAILABLE;
+    tool_timeout, TOOL_TIMEOUT;
+    tool_execution_failed, TOOL_EXECUTION_FAILED;
 }
 
 /// The runtime codes every tool declares (docs/contract.md §2.3).
-pub const RUNTIME_ERRORS: [ErrorSpec; 4] =
-    [DEPENDENCY_UNAVAILABLE, PROVIDER_REQUEST_REJECTED, TOOL_EXECUTION_FAILED, TOOL_TIMEOUT];
+pub const RUNTIME_ERRORS: [ErrorSpec; 4] = [
+    ErrorSpec::of(&codes::RUNTIME_CODES[0]),
+    ErrorSpec::of(&codes::RUNTIME_CODES[1]),
+    ErrorSpec::of(&codes::RUNTIME_CODES[2]),
+    ErrorSpec::of(&codes::RUNTIME_CODES[3]),
+];
 
 impl ToolError {
     /// An error with a declared spec and a fixed message.
@@ -120,5 +112,25 @@ impl ToolError {
             crate::ReadError::TimedOut => Self::tool_timeout(),
             crate::ReadError::NotFound | crate::ReadError::Unavailable => Self::dependency_unavailable(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stable_code_of_the_contract_has_its_constructor() {
+        let built: Vec<ToolError> = CONSTRUCTORS.iter().map(|build| build()).collect();
+        assert_eq!(built.len(), codes::STABLE_CODES.len());
+        for (error, stable) in built.iter().zip(codes::STABLE_CODES) {
+            assert_eq!(error.code, stable.code);
+            assert_eq!(
+                (error.category, error.retryable, error.message.as_str()),
+                (stable.category, stable.retryable, stable.message)
+            );
+        }
+        let runtime: Vec<&str> = RUNTIME_ERRORS.iter().map(|spec| spec.code).collect();
+        assert_eq!(runtime, codes::RUNTIME_CODES.map(|stable| stable.code));
     }
 }

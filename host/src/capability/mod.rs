@@ -24,11 +24,10 @@
 pub mod http_client;
 pub mod public_address;
 pub mod public_web;
-pub mod url;
+pub use harmonia_contract::url;
 pub mod workspace;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::time::{Duration, Instant};
 
 /// The record of one capability use. Never holds credentials or bodies.
@@ -77,10 +76,7 @@ impl Receipt {
     }
 }
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
-}
+pub use harmonia_contract::digest::sha256_hex;
 
 /// Time left before `deadline`, or `None` when it has passed.
 pub fn remaining(deadline: Instant) -> Option<Duration> {

@@ -19,7 +19,7 @@
 //! tokens never reach any plugin; and the job ids `.` and `..`, which no
 //! path segment can carry, are refused before any source is asked.
 
-pub mod document;
+pub use harmonia_contract::workspace_document as document;
 pub(crate) mod guest;
 pub mod http;
 pub mod memory;
@@ -130,12 +130,7 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
     ) -> (Result<SourceDocument, ReadFailure>, Receipt);
 }
 
-/// Job ids no source is asked for: a URL library drops them as path
-/// segments (the request would go to the collection), and import refuses
-/// them.
-pub fn is_reserved_job_id(id: &str) -> bool {
-    matches!(id, "." | "..")
-}
+pub use document::is_reserved_job_id;
 
 /// One read for a guest: the source's answer, with a job replaced by its
 /// redacted summary (a stored job that is not a JSON object reads as

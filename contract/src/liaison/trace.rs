@@ -15,11 +15,11 @@
 //! so the validator can check it rather than trust it.
 //!
 //! A session emits its trace signed, as a [`TraceDocument`]:
-//! `{"entries": [<the array above>], "seal": {<see signing>}}`. Parsing
+//! `{"entries": [<the array above>], "seal": {<see seal>}}`. Parsing
 //! reads either form, caps a trace at [`MAX_ENTRIES`] entries, and names
 //! a malformed entry by its 1-based position, as the validator does.
 
-use super::signing::{self, PublicKey, Seal, Unverified};
+use super::seal::{self, PublicKey, Seal, Unverified};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -312,7 +312,7 @@ impl TraceDocument {
 
     /// Check the seal signs exactly these entries with `trusted`.
     pub fn verify(&self, trusted: &PublicKey) -> Result<(), Unverified> {
-        signing::verify(&self.trace, self.seal.as_ref(), trusted)
+        seal::verify(&self.trace, self.seal.as_ref(), trusted)
     }
 
     /// `{"entries": [...], "seal": {...}}`, or the bare list when unsigned.
@@ -382,8 +382,8 @@ mod tests {
         let bare = TraceDocument::parse(&json!([activation])).unwrap();
         assert_eq!(bare.seal, None);
         assert_eq!(bare.to_value(), json!([activation]));
-        let signer = crate::liaison::signing::TraceSigner::from_seed([1; 32]);
-        let signed = TraceDocument { seal: Some(signer.seal(&bare.trace)), ..bare.clone() };
+        let key = ed25519_dalek::SigningKey::from_bytes(&[1; 32]);
+        let signed = TraceDocument { seal: Some(seal::seal(&key, &bare.trace)), ..bare.clone() };
         let reread = TraceDocument::from_reader(signed.to_value().to_string().as_bytes()).unwrap();
         assert_eq!(reread, signed);
         assert_eq!(Trace::parse(&signed.to_value()).unwrap(), bare.trace);

@@ -1,4 +1,6 @@
-//! URL and origin handling for the public web capability.
+//! The public web capability's URL and origin rules (docs/contract.md):
+//! which URLs a tool may name and which origin each belongs to. Resolving
+//! and connecting stay in the host.
 
 pub use url::Url;
 

@@ -6,7 +6,7 @@
 //! The same [`Envelope::validate`] runs on every envelope the host emits
 //! and every envelope it parses.
 
-use crate::contract::{Category, StableCode, is_valid_code};
+use crate::codes::{Category, StableCode, is_valid_code};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -379,7 +379,7 @@ fn parse_evidence(value: &Value, index: usize) -> Result<EvidenceItem, EnvelopeE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{DEPENDENCY_UNAVAILABLE, TOOL_TIMEOUT};
+    use crate::codes::{DEPENDENCY_UNAVAILABLE, TOOL_TIMEOUT};
     use serde_json::json;
 
     fn good_success() -> Value {

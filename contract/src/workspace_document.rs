@@ -23,7 +23,7 @@
 //! an importer never holds the whole document; [`WorkspaceDocument`] is the
 //! sink that keeps everything in memory (fixtures, tests, small documents).
 
-use harmonia_tool_common::time::parse_rfc3339;
+use crate::time::parse_rfc3339;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::cell::Cell;
@@ -36,6 +36,13 @@ pub const MAX_LIKES: u64 = i64::MAX as u64;
 /// Deepest nesting of arrays and objects inside one post, job, feed or
 /// takeaways value.
 pub const MAX_DEPTH: usize = 64;
+
+/// Job ids no source is asked for: a URL library drops them as path
+/// segments (the request would go to the collection), and import refuses
+/// them.
+pub fn is_reserved_job_id(id: &str) -> bool {
+    matches!(id, "." | "..")
+}
 
 const ROOT_KEYS: [&str; 6] = ["workspaceId", "updatedAt", "posts", "takeaways", "feed", "jobs"];
 
@@ -147,7 +154,7 @@ fn identifier(value: Option<&Value>, path: &str) -> Result<String, DocumentError
 
 fn job_id(value: Option<&Value>, path: &str) -> Result<String, DocumentError> {
     let id = identifier(value, path)?;
-    if super::is_reserved_job_id(&id) {
+    if is_reserved_job_id(&id) {
         return fail(path, "must not be `.` or `..`");
     }
     Ok(id)

@@ -59,7 +59,7 @@
 //!   `jobHealth.failed: 1`): a tool that finds nothing reports zeros.
 //! - Reasons name entries by their 1-based position in the trace.
 //!
-//! Parts: this module is the pipeline and the checks; [`rule_code`] the
+//! Parts: this module is the pipeline and the checks; `rule_code` the
 //! rules and their stable codes; [`tool_facts`] the only facts about named
 //! tools the rules use; `tests` the rule-by-rule tests.
 
@@ -76,7 +76,7 @@ use crate::liaison::grounding;
 use crate::liaison::mutation;
 use crate::liaison::skills::{Skill, SkillSet};
 use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
-use harmonia_tool_common::time::parse_rfc3339;
+use crate::time::parse_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -125,7 +125,7 @@ pub fn validate(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) ->
 }
 
 /// [`validate`] for a trace that came from outside this process, given the
-/// outcome of checking its seal (see `liaison::signing`). In
+/// outcome of checking its seal (see `liaison::seal`). In
 /// [`Mode::Submission`] an unverified trace is rejected first, with
 /// `trace_unverified`: none of its entries can be believed, whatever the
 /// answer. In [`Mode::Review`] the outcome does not change the verdict, so
@@ -190,7 +190,7 @@ struct Returned<'c> {
 type ReturnedEvidence<'c> = HashMap<&'c str, Returned<'c>>;
 
 fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Check {
-    let answer = Answer::parse(answer).or_else(|reason| fail(RuleCode::AnswerSchema, reason))?;
+    let answer = Answer::parse(answer).or_else(|error| fail(RuleCode::AnswerSchema, error.to_string()))?;
     let skill = check_skill(trace, &answer, skills)?;
     check_sequence(trace)?;
     let attempts = attempts(trace);

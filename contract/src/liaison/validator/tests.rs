@@ -1,5 +1,5 @@
 use super::*;
-use crate::contract::{Category, DEPENDENCY_UNAVAILABLE, JOB_NOT_FOUND, StableCode, TOOL_TIMEOUT};
+use crate::codes::{Category, DEPENDENCY_UNAVAILABLE, JOB_NOT_FOUND, StableCode, TOOL_TIMEOUT};
 use serde_json::json;
 
 const JOB_SKILL: &str = "---\nname: job-status\ndescription: d\nallowed-tools: get_job_status\n---\nbody";

@@ -147,6 +147,7 @@ impl ExecutionFailure {
     }
 }
 
+#[cfg(feature = "full")]
 /// Evidence source prefixes reserved for one scope: a plugin of the other
 /// scope may not cite them, so a public tool cannot pass off evidence as
 /// workspace records, nor a workspace tool as public signals.
@@ -154,6 +155,7 @@ pub const RESERVED_SOURCE_PREFIXES: &[(&str, crate::descriptor::Scope)] =
     &[("hacker_news_", crate::descriptor::Scope::Public), ("harmonia_", crate::descriptor::Scope::Workspace)];
 
 /// The scope `source` is reserved for, if any.
+#[cfg(feature = "full")]
 pub fn reserved_source_scope(source: &str) -> Option<crate::descriptor::Scope> {
     RESERVED_SOURCE_PREFIXES.iter().find(|(prefix, _)| source.starts_with(prefix)).map(|&(_, scope)| scope)
 }

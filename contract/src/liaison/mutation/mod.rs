@@ -2,18 +2,18 @@
 //! does a text claim that the liaison (which only reads) caused an effect?
 //!
 //! Design, in three layers:
-//! - [`normalize`]: the text is folded before anything is read (NFKC,
+//! - `normalize`: the text is folded before anything is read (NFKC,
 //!   format characters removed, look-alike letters folded to ASCII with the
 //!   UTS #39 skeleton, markdown stripped, case folded) and split into
 //!   clauses of words; line breaks are spaces, so a claim split over lines
 //!   is one clause.
-//! - `effects.toml` (read by [`lexicon`]): every effect the contract
+//! - `effects.toml` (read by `lexicon`): every effect the contract
 //!   forbids, as data: approve/reject/authorise, publish/post/send/submit,
 //!   schedule, retry/re-run/restart/trigger/execute, delete/remove/cancel,
 //!   changing budgets or settings, rotating credentials, write/save/store,
 //!   verify/mark as verified, and phrasal stand-ins ("took care of it"),
 //!   each verb with its five forms.
-//! - [`grammar`] and `detect`: who the liaison is (I, we, my team,
+//! - `grammar` and `detect`: who the liaison is (I, we, my team,
 //!   Harmonia, Nova, the liaison, the agent, the assistant) and four
 //!   shapes of claim:
 //!   1. an actor, then auxiliaries, adverbs and asides, then an effect verb

@@ -1,6 +1,6 @@
 //! A tool's descriptor, read once at load, and its validation.
 
-use crate::contract::{Category, RUNTIME_CODES, is_valid_code, is_valid_tool_name, stable_code};
+use crate::codes::{Category, RUNTIME_CODES, is_valid_code, is_valid_tool_name, stable_code};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -58,8 +58,8 @@ pub struct Descriptor {
     pub skills: Vec<String>,
 }
 
-/// Shortest and longest allowed deadline.
-pub use crate::limits::DEADLINE_RANGE_MS;
+/// Shortest and longest deadline a descriptor may declare, ms.
+pub const DEADLINE_RANGE_MS: std::ops::RangeInclusive<u32> = 1_000..=120_000;
 
 /// Why a descriptor is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -165,7 +165,7 @@ impl Descriptor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::STABLE_CODES;
+    use crate::codes::STABLE_CODES;
 
     fn spec(code: &str, category: Category, retryable: bool) -> ErrorSpec {
         ErrorSpec { code: code.into(), category, retryable }

@@ -15,7 +15,7 @@
 //!   non-whitespace holding a letter or digit): a claim of one letter
 //!   would be found in almost any answer and ground nothing.
 
-use crate::contract::{Category, is_valid_code};
+use crate::codes::{Category, is_valid_code};
 use crate::envelope::{ErrorObject, MAX_MESSAGE_CHARS};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -103,13 +103,29 @@ const ANSWER_KEYS: [&str; 6] = ["status", "answer", "skillName", "claims", "erro
 const CLAIM_KEYS: [&str; 3] = ["text", "kind", "evidenceIds"];
 const ERROR_KEYS: [&str; 4] = ["code", "category", "message", "retryable"];
 
-type Parsed<T> = Result<T, String>;
+type Parsed<T> = Result<T, AnswerError>;
+
+/// Why an answer is refused: the JSON path of the first fault, in document
+/// order, and the rule it breaks (`claims[0].kind: must be "record" or
+/// "aggregate"`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {rule}")]
+pub struct AnswerError {
+    /// Where: `status`, `claims[2].evidenceIds[0]`, `error.code`, ...
+    pub path: String,
+    /// What is wrong there.
+    pub rule: String,
+}
+
+fn refuse(path: impl Into<String>, rule: impl Into<String>) -> AnswerError {
+    AnswerError { path: path.into(), rule: rule.into() }
+}
 
 impl Answer {
     /// Parse and check an answer: shape, bounds and the cross-field rules
     /// between `status`, `claims` and `error`.
-    pub fn parse(value: &Value) -> Result<Self, String> {
-        let object = value.as_object().ok_or("answer: must be a JSON object")?;
+    pub fn parse(value: &Value) -> Result<Self, AnswerError> {
+        let object = value.as_object().ok_or_else(|| refuse("answer", "must be a JSON object"))?;
         exact_keys(object, &ANSWER_KEYS, "")?;
         let answer = Self {
             status: parse_status(&object["status"])?,
@@ -126,19 +142,19 @@ impl Answer {
     fn check_status_rules(&self) -> Parsed<()> {
         match self.status {
             AnswerStatus::Error if self.error.is_none() => {
-                Err("error: an `error` answer needs an error object".into())
+                Err(refuse("error", "an `error` answer needs an error object"))
             }
             AnswerStatus::Error if !self.claims.is_empty() => {
-                Err("claims: an `error` answer makes no claims".into())
+                Err(refuse("claims", "an `error` answer makes no claims"))
             }
             AnswerStatus::Success if self.claims.is_empty() => {
-                Err("claims: a `success` answer makes at least one claim".into())
+                Err(refuse("claims", "a `success` answer makes at least one claim"))
             }
             AnswerStatus::NoData if !self.claims.is_empty() => {
-                Err("claims: a `no_data` answer makes no claims".into())
+                Err(refuse("claims", "a `no_data` answer makes no claims"))
             }
             AnswerStatus::Success | AnswerStatus::NoData if self.error.is_some() => {
-                Err(format!("error: must be null on a `{}` answer", self.status.as_str()))
+                Err(refuse("error", format!("must be null on a `{}` answer", self.status.as_str())))
             }
             _ => Ok(()),
         }
@@ -149,10 +165,10 @@ impl Answer {
 /// then the first missing one. `at` prefixes the key to form its path.
 fn exact_keys(object: &Map<String, Value>, keys: &[&str], at: &str) -> Parsed<()> {
     if let Some(stray) = object.keys().find(|key| !keys.contains(&key.as_str())) {
-        return Err(format!("{at}{}: unknown key", one_line(stray)));
+        return Err(refuse(format!("{at}{}", one_line(stray)), "unknown key"));
     }
     if let Some(missing) = keys.iter().find(|key| !object.contains_key(**key)) {
-        return Err(format!("{at}{missing}: is required"));
+        return Err(refuse(format!("{at}{missing}"), "is required"));
     }
     Ok(())
 }
@@ -171,7 +187,7 @@ pub(crate) fn one_line(text: &str) -> String {
 }
 
 fn text<'v>(value: &'v Value, path: &str) -> Parsed<&'v str> {
-    value.as_str().ok_or_else(|| format!("{path}: must be a string"))
+    value.as_str().ok_or_else(|| refuse(path, "must be a string"))
 }
 
 fn bounded_text(value: &Value, path: &str, max_chars: usize) -> Parsed<String> {
@@ -179,14 +195,14 @@ fn bounded_text(value: &Value, path: &str, max_chars: usize) -> Parsed<String> {
     if (1..=max_chars).contains(&text.chars().count()) {
         Ok(text.to_owned())
     } else {
-        Err(format!("{path}: must be 1 to {max_chars} characters"))
+        Err(refuse(path, format!("must be 1 to {max_chars} characters")))
     }
 }
 
 fn list<'v>(value: &'v Value, path: &str, max_items: usize) -> Parsed<&'v [Value]> {
-    let items = value.as_array().ok_or_else(|| format!("{path}: must be a list"))?;
+    let items = value.as_array().ok_or_else(|| refuse(path, "must be a list"))?;
     if items.len() > max_items {
-        return Err(format!("{path}: must hold at most {max_items} items"));
+        return Err(refuse(path, format!("must hold at most {max_items} items")));
     }
     Ok(items)
 }
@@ -196,7 +212,7 @@ fn parse_status(value: &Value) -> Parsed<AnswerStatus> {
         "success" => Ok(AnswerStatus::Success),
         "no_data" => Ok(AnswerStatus::NoData),
         "error" => Ok(AnswerStatus::Error),
-        _ => Err("status: must be \"success\", \"no_data\" or \"error\"".into()),
+        _ => Err(refuse("status", "must be \"success\", \"no_data\" or \"error\"")),
     }
 }
 
@@ -210,17 +226,17 @@ fn parse_claims(value: &Value) -> Parsed<Vec<Claim>> {
 
 fn parse_claim(value: &Value, index: usize) -> Parsed<Claim> {
     let at = format!("claims[{index}]");
-    let object = value.as_object().ok_or_else(|| format!("{at}: must be an object"))?;
+    let object = value.as_object().ok_or_else(|| refuse(&at, "must be an object"))?;
     exact_keys(object, &CLAIM_KEYS, &format!("{at}."))?;
     let kind = match text(&object["kind"], &format!("{at}.kind"))? {
         "record" => ClaimKind::Record,
         "aggregate" => ClaimKind::Aggregate,
-        _ => return Err(format!("{at}.kind: must be \"record\" or \"aggregate\"")),
+        _ => return Err(refuse(format!("{at}.kind"), "must be \"record\" or \"aggregate\"")),
     };
     let text = bounded_text(&object["text"], &format!("{at}.text"), MAX_CLAIM_CHARS)?;
     let words = text.split_whitespace().filter(|word| word.chars().any(char::is_alphanumeric)).count();
     if words < MIN_CLAIM_WORDS {
-        return Err(format!("{at}.text: must hold at least {MIN_CLAIM_WORDS} words"));
+        return Err(refuse(format!("{at}.text"), format!("must hold at least {MIN_CLAIM_WORDS} words")));
     }
     Ok(Claim {
         text,
@@ -230,7 +246,7 @@ fn parse_claim(value: &Value, index: usize) -> Parsed<Claim> {
 }
 
 fn parse_evidence_ids(value: &Value, path: &str) -> Parsed<Vec<String>> {
-    let items = value.as_array().ok_or_else(|| format!("{path}: must be a list"))?;
+    let items = value.as_array().ok_or_else(|| refuse(path, "must be a list"))?;
     let ids = items
         .iter()
         .enumerate()
@@ -238,7 +254,7 @@ fn parse_evidence_ids(value: &Value, path: &str) -> Parsed<Vec<String>> {
         .collect::<Parsed<Vec<String>>>()?;
     let unique: HashSet<&str> = ids.iter().map(String::as_str).collect();
     if ids.is_empty() || ids.len() > MAX_CLAIM_EVIDENCE || unique.len() != ids.len() {
-        return Err(format!("{path}: must hold 1 to {MAX_CLAIM_EVIDENCE} unique ids"));
+        return Err(refuse(path, format!("must hold 1 to {MAX_CLAIM_EVIDENCE} unique ids")));
     }
     Ok(ids)
 }
@@ -247,18 +263,20 @@ fn parse_error(value: &Value) -> Parsed<Option<ErrorObject>> {
     let object = match value {
         Value::Null => return Ok(None),
         Value::Object(object) => object,
-        _ => return Err("error: must be null or an error object".into()),
+        _ => return Err(refuse("error", "must be null or an error object")),
     };
     exact_keys(object, &ERROR_KEYS, "error.")?;
     let code = text(&object["code"], "error.code")?;
     if !is_valid_code(code) {
-        return Err("error.code: must match ^[a-z0-9_]{1,80}$".into());
+        return Err(refuse("error.code", "must match ^[a-z0-9_]{1,80}$"));
     }
     Ok(Some(ErrorObject {
         code: code.to_owned(),
         category: parse_category(&object["category"])?,
         message: bounded_text(&object["message"], "error.message", MAX_MESSAGE_CHARS)?,
-        retryable: object["retryable"].as_bool().ok_or("error.retryable: must be a boolean")?,
+        retryable: object["retryable"]
+            .as_bool()
+            .ok_or_else(|| refuse("error.retryable", "must be a boolean"))?,
     }))
 }
 
@@ -274,7 +292,7 @@ fn parse_category(value: &Value) -> Parsed<Category> {
     CATEGORIES
         .into_iter()
         .find(|category| category.as_str() == spelled)
-        .ok_or_else(|| "error.category: is not a contract category".into())
+        .ok_or_else(|| refuse("error.category", "is not a contract category"))
 }
 
 fn parse_uncertainty(value: &Value) -> Parsed<Vec<String>> {
@@ -314,7 +332,7 @@ mod tests {
     }
 
     fn reason(value: &Value) -> String {
-        Answer::parse(value).unwrap_err()
+        Answer::parse(value).unwrap_err().to_string()
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub fn is_retryable_error(response: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{DEPENDENCY_UNAVAILABLE, JOB_NOT_FOUND};
+    use crate::codes::{DEPENDENCY_UNAVAILABLE, JOB_NOT_FOUND};
     use serde_json::json;
 
     fn after(tool: &str, args: Value, response: Value) -> Attempts {
