@@ -3,7 +3,10 @@
 # target/test-deps (kept between runs; a no-op when already there):
 #   - a Python virtual environment with componentize-py (Python plugins)
 #     and the official MCP Python SDK (the client of the `serve` tests);
-#   - jco and componentize-js from npm (JavaScript plugins).
+#   - jco and componentize-js from npm (JavaScript plugins);
+#   - nginx from Debian's packages (the load balancer of the replicas
+#     test), its service kept from starting: tests run their own on
+#     127.0.0.1.
 # The tests that need them fail, naming this script, when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +15,20 @@ COMPONENTIZE_PY=0.25.1
 MCP=2.3.0
 JCO=1.35.0
 COMPONENTIZE_JS=0.23.0
+
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
+  else
+    echo "install-test-deps: nginx is missing; install Debian's nginx (as root: apt-get install nginx)" >&2
+    exit 1
+  fi
+fi
 
 deps=target/test-deps
 mkdir -p "$deps"

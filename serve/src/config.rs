@@ -4,6 +4,7 @@
 //! ```toml
 //! tokens_file = "tokens.toml"          # static bearer tokens (hashes)
 //! allowed_hosts = ["localhost", "127.0.0.1"]   # Host headers accepted (DNS rebinding)
+//! replica_id = "a"                     # optional: session ids say which replica holds them
 //! [jwt]                                # optional: JWT access tokens
 //! jwks_file = "jwks.json"
 //! issuer = "https://id.example"
@@ -34,6 +35,9 @@ pub struct ServeConfig {
     pub jwt: Option<JwtConfig>,
     /// `Host` header values accepted; loopback names when empty.
     pub allowed_hosts: Vec<String>,
+    /// This process's name behind a load balancer: session ids become
+    /// `<replica_id>.<random>` (letters, digits and `-`, at most 32).
+    pub replica_id: Option<String>,
     /// The bounds.
     pub limits: Limits,
 }
@@ -143,6 +147,13 @@ impl ServeConfig {
         {
             return Err(ServeConfigError::Invalid("[jwt] needs jwks_file or jwks_url".into()));
         }
+        if let Some(id) = &self.replica_id
+            && (id.is_empty()
+                || id.len() > 32
+                || !id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-'))
+        {
+            return Err(ServeConfigError::Invalid("replica_id is 1 to 32 letters, digits or `-`".into()));
+        }
         Ok(())
     }
 }
@@ -157,6 +168,12 @@ mod tests {
         assert!(config.check().unwrap_err().to_string().contains("limits.max_in_flight_calls"));
         let config: ServeConfig = toml::from_str("[jwt]\nissuer = \"i\"\naudience = \"a\"\n").unwrap();
         assert!(config.check().unwrap_err().to_string().contains("jwks_file or jwks_url"));
+        for bad in ["", "a.b", "a b", &"x".repeat(33)] {
+            let config = ServeConfig { replica_id: Some(bad.to_owned()), ..ServeConfig::default() };
+            assert!(config.check().unwrap_err().to_string().contains("replica_id"), "{bad:?}");
+        }
+        let config = ServeConfig { replica_id: Some("eu-1".to_owned()), ..ServeConfig::default() };
+        config.check().unwrap();
         assert!(toml::from_str::<ServeConfig>("tokens = \"x\"\n").is_err(), "unknown keys are refused");
         assert!(ServeConfig::default().check().is_ok());
     }

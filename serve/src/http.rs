@@ -26,6 +26,7 @@
 use crate::auth::{AuthError, Authenticator};
 use crate::config::ServeConfig;
 use crate::handler::McpServer;
+use crate::replica::ReplicaSessions;
 use crate::state::ServeState;
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -54,7 +55,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(125);
 struct App {
     state: Arc<ServeState>,
     auth: Authenticator,
-    managers: Vec<Arc<LocalSessionManager>>,
+    managers: Vec<Arc<ReplicaSessions>>,
     draining: AtomicBool,
 }
 
@@ -62,7 +63,7 @@ impl App {
     async fn open_sessions(&self) -> usize {
         let mut open = 0;
         for manager in &self.managers {
-            open += manager.sessions.read().await.len();
+            open += manager.open().await;
         }
         open
     }
@@ -252,7 +253,7 @@ impl HttpServer {
             let mut manager = LocalSessionManager::default();
             manager.session_config.keep_alive = Some(Duration::from_secs(limits.idle_session_s));
             manager.session_config.init_timeout = Some(Duration::from_secs(limits.header_timeout_s.max(10)));
-            Arc::new(manager)
+            Arc::new(ReplicaSessions::new(manager, config.replica_id.as_deref()))
         };
         let mut managers = Vec::new();
         let mut mcp = Router::new();

@@ -11,6 +11,7 @@
 //! - [`state`]: what every connection shares; the in-flight call slots.
 //! - [`handler`]: the MCP handler (tools, skills as prompts, the trace).
 //! - [`http`]: streamable HTTP on axum: authentication, bounds, drain.
+//! - [`replica`]: session ids that name the replica holding them.
 //! - [`stdio`]: the stdio transport for a local agent host.
 //!
 //! Built on the official Rust MCP SDK (`rmcp`); no JSON-RPC by hand.
@@ -20,5 +21,6 @@ pub mod catalog;
 pub mod config;
 pub mod handler;
 pub mod http;
+pub mod replica;
 pub mod state;
 pub mod stdio;

@@ -347,6 +347,72 @@ async def scenario_drain_call(settings):
         check(envelope["error"]["code"] == "tool_timeout", "the call in flight finishes with its envelope during the drain")
 
 
+class SessionClient:
+    """An SDK client in a legacy (session) connection that notes its session id."""
+
+    def __init__(self, url, token):
+        self.session_id = None
+
+        async def note(response):
+            self.session_id = response.headers.get("mcp-session-id") or self.session_id
+
+        raw = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60,
+                                 event_hooks={"response": [note]})
+        self.client = Client(streamable_http_client(url, http_client=raw), mode="legacy", read_timeout_seconds=60)
+
+    async def __aenter__(self):
+        await self.client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self.client.__aexit__(*exc)
+
+    @property
+    def replica(self):
+        return self.session_id.split(".", 1)[0]
+
+
+async def session_on_replicas(url, token, count):
+    """`count` sessions opened through the balancer, each calling twice."""
+    replicas = []
+    for _ in range(count):
+        async with SessionClient(url, token) as session:
+            for _ in range(2):
+                job = envelope_of(await session.client.call_tool("get_job_status", {"job_id": "job-7"}))
+                check(job["status"] == "success", f"a call in session {session.session_id} reaches its replica")
+            replicas.append(session.replica)
+    return replicas
+
+
+async def scenario_replicas(settings):
+    url, token = settings["url"] + "/mcp", settings["token"]
+    replicas = await session_on_replicas(url, token, 6)
+    check(set(replicas) == {"a", "b"}, f"new sessions are spread over both replicas: {replicas}")
+    pinned = None
+    for _ in range(10):
+        candidate = await SessionClient(url, token).__aenter__()
+        if candidate.replica == "a":
+            pinned = candidate
+            break
+        await candidate.__aexit__(None, None, None)
+    check(pinned is not None, "a session opens on replica a")
+    print("calling", flush=True)
+    in_flight = asyncio.ensure_future(pinned.client.call_tool("hostile_loop", {}))
+    await asyncio.sleep(0.6)  # replica a is draining by now
+    during = await session_on_replicas(url, token, 3)
+    check(during == ["b"] * 3, f"while a drains, new sessions land on b: {during}")
+    envelope = envelope_of(await in_flight)
+    check(envelope["error"]["code"] == "tool_timeout", "the call in flight on a finishes with its envelope")
+    try:
+        await pinned.__aexit__(None, None, None)
+    except Exception as error:  # a draining replica may refuse the session's DELETE
+        print("closing the drained session:", type(error).__name__)
+    print("drained", flush=True)
+    sys.stdin.readline()  # the test says when replica a has exited
+    after = await session_on_replicas(url, token, 3)
+    check(after == ["b"] * 3, f"with a gone, every new session is on b: {after}")
+
+
 SCENARIOS = {name[len("scenario_"):]: value for name, value in globals().items() if name.startswith("scenario_")}
 
 
