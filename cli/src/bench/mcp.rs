@@ -166,6 +166,16 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
             })
             .collect::<Result<_>>()?,
     );
+    let health = format!("{}/healthz", url.trim_end_matches("/mcp"));
+    let floor = Samples::new(
+        (0..calls)
+            .map(|_| {
+                let started = Instant::now();
+                session.agent.get(&health).call()?.body_mut().read_to_string()?;
+                Ok(started.elapsed())
+            })
+            .collect::<Result<_>>()?,
+    );
     let context = CallContext::for_workspace("ws_demo");
     let direct = super::time_calls(&host, TOOL, INPUT, &context, calls);
     let _ = stop.send(());
@@ -188,8 +198,14 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         stateless.p99_us()
     ));
     out.say(format!(
-        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless",
-        stateless.p50_us() - direct.p50_us()
+        "  GET /healthz, same client:  p50 {:8.1} us   p99 {:8.1} us   (the HTTP floor)",
+        floor.p50_us(),
+        floor.p99_us()
+    ));
+    out.say(format!(
+        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless, of which {:.1} us is the HTTP floor",
+        stateless.p50_us() - direct.p50_us(),
+        floor.p50_us()
     ));
     out.insert("mcp_call_us_p50", json!(mcp.p50_us()));
     out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
@@ -197,6 +213,7 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     out.insert("mcp_overhead_us_p50", json!(overhead));
     out.insert("mcp_stateless_call_us_p50", json!(stateless.p50_us()));
     out.insert("mcp_stateless_call_us_p99", json!(stateless.p99_us()));
+    out.insert("mcp_http_floor_us_p50", json!(floor.p50_us()));
     Ok(())
 }
 
