@@ -96,11 +96,13 @@ fn balancer(dir: &Path, a: &str, b: &str) -> (Stopped, String) {
     (Stopped(child), format!("http://{listen}"))
 }
 
+/// Reads the client's output up to the line `wanted`, echoing it.
 fn expect_line(stdout: &mut BufReader<ChildStdout>, wanted: &str) {
     let mut line = String::new();
     loop {
         line.clear();
         assert!(stdout.read_line(&mut line).unwrap() > 0, "the client ended before printing {wanted:?}");
+        print!("{line}");
         if line.trim() == wanted {
             return;
         }
@@ -131,8 +133,8 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
     let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
 
     let (mut a, a_address) = replica(&dir, "a");
-    let (_b, b_address) = replica(&dir, "b");
-    let (_nginx, url) = balancer(&dir, &a_address, &b_address);
+    let (b, b_address) = replica(&dir, "b");
+    let (nginx, url) = balancer(&dir, &a_address, &b_address);
 
     let mut client = Command::new(python())
         .arg(repo().join("serve/tests/clients/mcp_checks.py"))
@@ -140,7 +142,7 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
         .arg(json!({"url": url, "token": token}).to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(client.stdout.take().unwrap());
@@ -161,10 +163,7 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let output = client.wait_with_output().unwrap();
-    assert!(
-        output.status.success() && rest.contains("scenario replicas passed"),
-        "{rest}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success() && rest.contains("scenario replicas passed"), "{rest}");
+    drop((nginx, b));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// The process-local session manager, its ids tagged with this replica.
@@ -55,6 +56,14 @@ impl ReplicaSessions {
     }
 }
 
+/// A session's stream, detached from the local id it was asked for with
+/// (the SDK's streams are `'static` but their types name that borrow).
+type SessionStream = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync + 'static>>;
+
+fn boxed(stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static) -> SessionStream {
+    Box::pin(stream)
+}
+
 impl SessionManager for ReplicaSessions {
     type Error = LocalSessionManagerError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
@@ -88,7 +97,8 @@ impl SessionManager for ReplicaSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.create_stream(&self.local_id(id)?, message).await
+        let local = self.local_id(id)?;
+        Ok(boxed(self.local.create_stream(&local, message).await?))
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -99,7 +109,8 @@ impl SessionManager for ReplicaSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.create_standalone_stream(&self.local_id(id)?).await
+        let local = self.local_id(id)?;
+        Ok(boxed(self.local.create_standalone_stream(&local).await?))
     }
 
     async fn resume(
@@ -107,7 +118,8 @@ impl SessionManager for ReplicaSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.resume(&self.local_id(id)?, last_event_id).await
+        let local = self.local_id(id)?;
+        Ok(boxed(self.local.resume(&local, last_event_id).await?))
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
