@@ -234,3 +234,88 @@ fn http_serve_refuses_to_start_without_credentials() {
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no unauthenticated server"));
 }
+
+/// A loopback OTLP/HTTP collector: every request body it receives, each
+/// answered 200 with an empty protobuf message.
+fn otlp_collector() -> (String, std::sync::mpsc::Receiver<Vec<u8>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let send = send.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                loop {
+                    let mut length = None;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(value) = lower.strip_prefix("content-length:") {
+                            length = value.trim().parse::<usize>().ok();
+                        }
+                    }
+                    let mut body = vec![0; length.expect("an OTLP export with a Content-Length")];
+                    reader.read_exact(&mut body).unwrap();
+                    let _ = send.send(body);
+                    let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, receive)
+}
+
+#[test]
+fn spans_reach_an_otlp_collector_without_arguments_urls_or_tokens() {
+    let dir = scratch("telemetry");
+    let config = host_config(&dir, false);
+    let (token, _) = add_token(&dir, "ws_demo", "get_job_status,search_trend_signals");
+    let (endpoint, exports) = otlp_collector();
+    let mut server = Server::start(
+        &dir,
+        &config,
+        &format!("tokens_file = \"tokens.toml\"\n[telemetry]\notlp_endpoint = \"{endpoint}\"\n"),
+    );
+    let canary = "CANARYotlp5";
+    scenario("telemetry", &json!({"url": server.url, "token": token, "canary": canary}));
+    // The batch is sent at the latest when the server stops.
+    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(15), "serve did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut received = Vec::new();
+    while let Ok(body) = exports.recv_timeout(std::time::Duration::from_secs(2)) {
+        received.extend(body);
+    }
+    let text = String::from_utf8_lossy(&received);
+    for wanted in [
+        "harmonia.call",
+        "harmonia.capability",
+        "get_job_status",
+        "search_trend_signals",
+        "invalid_input",
+        "harmonia-serve",
+    ] {
+        assert!(text.contains(wanted), "the exported spans lack {wanted}: {text:?}");
+    }
+    for secret in [canary, token.as_str(), "algolia", "ws_demo"] {
+        assert!(!text.contains(secret), "{secret} reached the exported spans");
+    }
+}

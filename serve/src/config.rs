@@ -10,6 +10,8 @@
 //! issuer = "https://id.example"
 //! audience = "harmonia"
 //! workspace_claim = "harmonia_workspace"
+//! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
+//! otlp_endpoint = "http://127.0.0.1:4318/v1/traces"
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
 //! max_sessions = 64
@@ -21,6 +23,7 @@
 //! ```
 
 use crate::auth::jwt::JwtConfig;
+use crate::telemetry::TelemetryConfig;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,6 +41,8 @@ pub struct ServeConfig {
     /// This process's name behind a load balancer: session ids become
     /// `<replica_id>.<random>` (letters, digits and `-`, at most 32).
     pub replica_id: Option<String>,
+    /// OpenTelemetry spans (off without an endpoint).
+    pub telemetry: TelemetryConfig,
     /// The bounds.
     pub limits: Limits,
 }

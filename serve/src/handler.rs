@@ -121,18 +121,30 @@ impl McpServer {
                     workspace: principal.workspace.clone(),
                     trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
                 };
+                let state = Arc::clone(&self.state);
                 tokio::task::spawn_blocking(move || {
                     let _permit = permit;
-                    host.call(&tool, &args.to_string(), &context).map_err(|error| error.to_string())
+                    let record = host
+                        .call_recorded(&tool, &args.to_string(), &context)
+                        .map_err(|error| error.to_string())?;
+                    state.record_spans(&tool, &record);
+                    Ok::<_, String>(record.envelope)
                 })
                 .await
             }
             Some(skill) => {
                 let session = self.session(&principal, skill)?;
+                let state = Arc::clone(&self.state);
                 tokio::task::spawn_blocking(move || {
                     let _permit = permit;
                     let mut session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    session.call(&tool, &args).map_err(|error| format!("{}: {error}", error.code()))
+                    let (envelope, record) = session
+                        .call_recorded(&tool, &args)
+                        .map_err(|error| format!("{}: {error}", error.code()))?;
+                    if let Some(record) = record {
+                        state.record_spans(&tool, &record);
+                    }
+                    Ok::<_, String>(envelope)
                 })
                 .await
             }

@@ -13,6 +13,7 @@
 //! - [`http`]: streamable HTTP on axum: authentication, bounds, drain.
 //! - [`replica`]: session ids that name the replica holding them.
 //! - [`stdio`]: the stdio transport for a local agent host.
+//! - [`telemetry`]: OpenTelemetry spans per call, over OTLP when configured.
 //!
 //! Built on the official Rust MCP SDK (`rmcp`); no JSON-RPC by hand.
 
@@ -24,3 +25,4 @@ pub mod http;
 pub mod replica;
 pub mod state;
 pub mod stdio;
+pub mod telemetry;

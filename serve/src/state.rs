@@ -1,7 +1,8 @@
 //! What every connection shares: the liaison (host, skills, trace key),
-//! the bounds, and the in-flight call slots.
+//! the bounds, the in-flight call slots and the call spans.
 
 use crate::config::Limits;
+use crate::telemetry::CallSpans;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
 use std::sync::Arc;
@@ -17,6 +18,8 @@ pub struct ServeState {
     pub calls: Arc<Semaphore>,
     /// The key that verifies traces this server signs.
     pub trace_key: PublicKey,
+    /// Where each call's spans go, when telemetry is on.
+    pub spans: Option<CallSpans>,
 }
 
 impl ServeState {
@@ -31,7 +34,26 @@ impl ServeState {
             liaison,
             limits,
             trace_key,
+            spans: None,
         }))
+    }
+
+    /// The same state, recording every call's spans in `spans`. Call it
+    /// before the state is shared.
+    pub fn with_spans(mut self: Arc<Self>, spans: CallSpans) -> Arc<Self> {
+        match Arc::get_mut(&mut self) {
+            Some(state) => state.spans = Some(spans),
+            None => tracing::warn!("spans set on a state already shared; not recorded"),
+        }
+        self
+    }
+
+    /// Record the spans of a call of `tool` that just ended, when
+    /// telemetry is on.
+    pub fn record_spans(&self, tool: &str, record: &harmonia_host::CallRecord) {
+        if let Some(spans) = &self.spans {
+            spans.record(tool, record, std::time::SystemTime::now());
+        }
     }
 
     /// Wait until no call runs, or `timeout` passes; true when idle.

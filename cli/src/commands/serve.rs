@@ -13,6 +13,7 @@ use harmonia_serve::auth::{Authenticator, Principal, jwt::JwtVerifier};
 use harmonia_serve::config::ServeConfig;
 use harmonia_serve::http::HttpServer;
 use harmonia_serve::state::ServeState;
+use harmonia_serve::telemetry::CallSpans;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -181,7 +182,26 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         ),
         None => None,
     };
-    let state = ServeState::new(liaison, config.limits.clone())?;
+    let mut state = ServeState::new(liaison, config.limits.clone())?;
+    // Built outside the runtime: the exporter's blocking HTTP client may
+    // not be made or dropped inside it.
+    let spans = CallSpans::from_config(&config.telemetry)?;
+    if let Some(spans) = &spans {
+        state = state.with_spans(spans.clone());
+    }
+    let result = serve(args, config, state, skill);
+    if let Some(spans) = spans {
+        spans.shutdown();
+    }
+    result
+}
+
+fn serve(
+    args: ServeArgs,
+    config: ServeConfig,
+    state: std::sync::Arc<ServeState>,
+    skill: Option<harmonia_host::liaison::skills::Skill>,
+) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     if args.stdio {
         let allow = if args.tools.is_empty() {

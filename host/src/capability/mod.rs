@@ -28,7 +28,7 @@ pub use harmonia_contract::url;
 pub mod workspace;
 
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The record of one capability use. Never holds credentials or bodies.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -48,6 +48,9 @@ pub struct Receipt {
     pub sha256: Option<String>,
     /// Time spent, in microseconds.
     pub duration_us: u64,
+    /// When the use started (for telemetry spans; not in the trace).
+    #[serde(skip)]
+    pub started_at: SystemTime,
 }
 
 impl Receipt {
@@ -58,13 +61,15 @@ impl Receipt {
         status: impl Into<String>,
         started: Instant,
     ) -> Self {
+        let spent = started.elapsed();
         Self {
             capability,
             target,
             status: status.into(),
             bytes: 0,
             sha256: None,
-            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            duration_us: u64::try_from(spent.as_micros()).unwrap_or(u64::MAX),
+            started_at: SystemTime::now().checked_sub(spent).unwrap_or(SystemTime::UNIX_EPOCH),
         }
     }
 

@@ -32,7 +32,7 @@ use super::trace::{EntryKind, Trace, TraceDocument, TraceEntry};
 use super::validator::{self, Mode, RuleCode, Verdict};
 use crate::contract::Category;
 use crate::envelope::{Envelope, ErrorObject};
-use crate::host::{CallContext, Host};
+use crate::host::{CallContext, CallRecord, Host};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -298,6 +298,16 @@ impl Session {
     /// records answers with an envelope; a call past a bound ends the
     /// session instead.
     pub fn call(&mut self, tool: &str, args: &Value) -> Result<Envelope, SessionError> {
+        self.call_recorded(tool, args).map(|(envelope, _)| envelope)
+    }
+
+    /// [`Session::call`], with the host's record of the call when the
+    /// tool ran (`None` when the guard refused it).
+    pub fn call_recorded(
+        &mut self,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(Envelope, Option<CallRecord>), SessionError> {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
@@ -325,6 +335,7 @@ impl Session {
             attempt: Some(attempt),
             ..TraceEntry::new(self.next_sequence(), EntryKind::ToolCall)
         };
+        let mut ran = None;
         let envelope = match verdict {
             Err(rule) => {
                 entry.kind = EntryKind::ToolRefused;
@@ -341,7 +352,9 @@ impl Session {
                             .map(|receipt| serde_json::to_value(receipt).unwrap_or(Value::Null))
                             .collect(),
                     );
-                    record.envelope
+                    let envelope = record.envelope.clone();
+                    ran = Some(record);
+                    envelope
                 }
                 // The skills were checked against the host, so an allowed
                 // tool is always loaded; keep the answer typed regardless.
@@ -363,7 +376,7 @@ impl Session {
         self.attempts.record(tool, args, outcome);
         entry.response = Some(response);
         self.trace.entries.push(entry);
-        Ok(envelope)
+        Ok((envelope, ran))
     }
 
     /// The record so far.

@@ -174,6 +174,17 @@ async def scenario_works(settings):
         check(envelope["status"] == "success", "the token works")
 
 
+async def scenario_telemetry(settings):
+    canary = settings["canary"]
+    async with http_client(settings["url"] + "/mcp", settings["token"]) as client:
+        envelope = envelope_of(await client.call_tool("get_job_status", {"job_id": "job-7"}))
+        check(envelope["status"] == "success", "a call that succeeds")
+        envelope = envelope_of(await client.call_tool("search_trend_signals", {"query": canary}))
+        check(envelope["status"] == "success", "a call whose URL holds an argument")
+        envelope = envelope_of(await client.call_tool("get_job_status", {"job_id": "job-7", canary: 1}))
+        check(envelope["error"]["code"] == "invalid_input", "a call that fails")
+
+
 async def scenario_jwt(settings):
     url = settings["url"] + "/mcp"
     async with http_client(url, settings["jwt_good"]) as client:

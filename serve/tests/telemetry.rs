@@ -1,0 +1,76 @@
+//! The spans of real calls (mock sources), caught by the SDK's in-memory
+//! exporter: one `harmonia.call` per call with its outcome, a child
+//! `harmonia.capability` per capability use inside it, and no argument,
+//! URL or data in any of them.
+
+use harmonia_host::config::HostConfig;
+use harmonia_host::{CallContext, Host};
+use harmonia_serve::telemetry::CallSpans;
+use opentelemetry::Value;
+use opentelemetry::trace::Status;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SpanData};
+use std::time::SystemTime;
+
+const CANARY: &str = "CANARYx7q";
+
+fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+    span.attributes.iter().find(|pair| pair.key.as_str() == key).map(|pair| &pair.value)
+}
+
+fn spans_of(calls: &[(&str, String)]) -> Vec<SpanData> {
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
+    let exporter = InMemorySpanExporter::default();
+    let spans = CallSpans::with_exporter(exporter.clone());
+    for (tool, input) in calls {
+        let record = host.call_recorded(tool, input, &CallContext::for_workspace("ws_demo")).unwrap();
+        spans.record(tool, &record, SystemTime::now());
+    }
+    spans.flush();
+    exporter.get_finished_spans().unwrap()
+}
+
+#[test]
+fn a_call_is_one_span_with_its_capability_uses_as_children_and_no_argument_in_any() {
+    let spans = spans_of(&[
+        ("search_trend_signals", format!(r#"{{"query": "{CANARY}"}}"#)),
+        ("get_job_status", r#"{"job_id": "job-7"}"#.to_owned()),
+    ]);
+    let calls: Vec<&SpanData> = spans.iter().filter(|span| span.name == "harmonia.call").collect();
+    assert_eq!(calls.len(), 2, "{spans:#?}");
+    let tools: Vec<String> =
+        calls.iter().map(|span| attribute(span, "harmonia.tool").unwrap().as_str().into_owned()).collect();
+    assert_eq!(tools, ["search_trend_signals", "get_job_status"]);
+    for call in &calls {
+        assert_eq!(attribute(call, "harmonia.outcome").unwrap().as_str(), "success");
+        assert_eq!(call.status, Status::Unset);
+        let children: Vec<&SpanData> =
+            spans.iter().filter(|span| span.parent_span_id == call.span_context.span_id()).collect();
+        assert!(!children.is_empty(), "every tool here reads its capability once at least");
+        for child in children {
+            assert_eq!(child.name, "harmonia.capability");
+            assert_eq!(child.span_context.trace_id(), call.span_context.trace_id());
+            assert!(child.start_time >= call.start_time && child.end_time <= call.end_time, "{child:#?}");
+            assert!(attribute(child, "harmonia.capability.status").is_some());
+        }
+    }
+    let job = spans.iter().find(|span| span.parent_span_id == calls[1].span_context.span_id()).unwrap();
+    assert_eq!(attribute(job, "harmonia.capability").unwrap().as_str(), "workspace");
+    assert!(attribute(job, "harmonia.capability.read").is_some(), "a workspace read says which kind");
+    let search = spans.iter().find(|span| span.parent_span_id == calls[0].span_context.span_id()).unwrap();
+    assert_eq!(attribute(search, "harmonia.capability").unwrap().as_str(), "public-web");
+    assert!(attribute(search, "harmonia.capability.read").is_none(), "a URL may hold an argument");
+    let everything = format!("{spans:?}");
+    assert!(!everything.contains(CANARY), "an argument reached a span");
+    assert!(!everything.contains("hn.algolia") && !everything.contains("http"), "a URL reached a span");
+}
+
+#[test]
+fn an_error_is_the_spans_status_with_its_code_and_never_its_input() {
+    let spans = spans_of(&[("get_job_status", format!(r#"{{"job_id": "job-7", "{CANARY}": 1}}"#))]);
+    let call = spans.iter().find(|span| span.name == "harmonia.call").unwrap();
+    assert_eq!(attribute(call, "harmonia.outcome").unwrap().as_str(), "invalid_input");
+    assert_eq!(attribute(call, "harmonia.error.category").unwrap().as_str(), "validation");
+    assert_eq!(attribute(call, "harmonia.error.retryable"), Some(&Value::Bool(false)));
+    assert_eq!(call.status, Status::error("invalid_input"));
+    assert!(!format!("{spans:?}").contains(CANARY));
+}
