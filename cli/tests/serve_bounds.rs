@@ -8,7 +8,7 @@
 mod serve_support;
 
 use serde_json::json;
-use serve_support::{harmonia, python, repo, spawn_listening};
+use serve_support::{assert_passed, harmonia, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -77,25 +77,11 @@ impl Drop for Server {
 }
 
 fn scenario(name: &str, settings: &serde_json::Value) -> Child {
-    Command::new(python())
-        .arg(repo().join("serve/tests/clients/mcp_checks.py"))
-        .arg(name)
-        .arg(settings.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    scenario_command(name, settings).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 fn passes(child: Child, name: &str) {
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "scenario {name} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
+    assert_passed(&child.wait_with_output().unwrap(), name);
 }
 
 #[test]

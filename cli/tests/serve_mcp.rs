@@ -9,7 +9,7 @@
 mod serve_support;
 
 use serde_json::{Value, json};
-use serve_support::{harmonia, python, repo, spawn_listening};
+use serve_support::{assert_passed, harmonia, python, repo, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -91,19 +91,7 @@ impl Drop for Server {
 }
 
 fn scenario(name: &str, settings: &Value) {
-    let output = Command::new(python())
-        .arg(repo().join("serve/tests/clients/mcp_checks.py"))
-        .arg(name)
-        .arg(settings.to_string())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "scenario {name} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
+    assert_passed(&scenario_command(name, settings).output().unwrap(), name);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 mod serve_support;
 
 use serde_json::json;
-use serve_support::{harmonia, python, repo, spawn_listening};
+use serve_support::{assert_passed, harmonia, repo, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -136,10 +136,7 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
     let (b, b_address) = replica(&dir, "b");
     let (nginx, url) = balancer(&dir, &a_address, &b_address);
 
-    let mut client = Command::new(python())
-        .arg(repo().join("serve/tests/clients/mcp_checks.py"))
-        .arg("replicas")
-        .arg(json!({"url": url, "token": token}).to_string())
+    let mut client = scenario_command("replicas", &json!({"url": url, "token": token}))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -163,7 +160,7 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let output = client.wait_with_output().unwrap();
-    assert!(output.status.success() && rest.contains("scenario replicas passed"), "{rest}");
+    assert_passed(&std::process::Output { stdout: rest.into_bytes(), ..output }, "replicas");
     drop((nginx, b));
     let _ = std::fs::remove_dir_all(&dir);
 }

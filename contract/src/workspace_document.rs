@@ -417,6 +417,17 @@ where
 /// Implements the visits of every JSON type but the expected one: each
 /// records `$rule` at the visitor's path and stops.
 macro_rules! refuse_other_types {
+    // Every scalar a document object may not be.
+    () => {
+        refuse_other_types!(
+            visit_bool(bool),
+            visit_i64(i64),
+            visit_u64(u64),
+            visit_f64(f64),
+            visit_str(&str),
+            visit_unit()
+        );
+    };
     ($($method:ident($($arg:ty)?)),*) => {
         $(
             fn $method<E: de::Error>(self $(, _: $arg)?) -> Result<Self::Value, E> {
@@ -450,14 +461,7 @@ impl<'de, S: DocumentSink> Visitor<'de> for Root<'_, '_, S> {
         formatter.write_str("a workspace document object")
     }
 
-    refuse_other_types!(
-        visit_bool(bool),
-        visit_i64(i64),
-        visit_u64(u64),
-        visit_f64(f64),
-        visit_str(&str),
-        visit_unit()
-    );
+    refuse_other_types!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<DocumentHead, A::Error> {
         self.visit_unit()
@@ -554,14 +558,7 @@ impl<'de, S: DocumentSink> Visitor<'de> for Records<'_, '_, S> {
         formatter.write_str("a list")
     }
 
-    refuse_other_types!(
-        visit_bool(bool),
-        visit_i64(i64),
-        visit_u64(u64),
-        visit_f64(f64),
-        visit_str(&str),
-        visit_unit()
-    );
+    refuse_other_types!();
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
         self.visit_unit()

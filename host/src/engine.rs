@@ -19,8 +19,8 @@
 //!   shape check use; its table slots hold [`MAX_TABLE_ELEMENTS`].
 //! - Fuel only when the config asks for it (epochs cost ~1%, fuel ~28%).
 
-use crate::bindings::CallState;
 use crate::cache::ComponentCache;
+use crate::call_state::CallState;
 use crate::config::LimitsConfig;
 use crate::limits::{ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
 use std::path::Path;
@@ -167,10 +167,7 @@ impl Runtime {
         let engine = Engine::new(&engine_config(limits))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
-        crate::bindings::ToolHost::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state| state,
-        )?;
+        crate::capability::add_to_linker(&mut linker)?;
         let ticker = EpochTicker::start(&engine)?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {

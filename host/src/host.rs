@@ -1,7 +1,7 @@
 //! [`Host`]: the public entry point. Built once from a config, shared by
 //! any number of threads, one sandboxed call per [`Host::call`].
 
-use crate::bindings::CallBinding;
+use crate::call_state::CallBinding;
 use crate::capability::Receipt;
 use crate::capability::public_web::{PublicWeb, PublicWebSource};
 use crate::capability::workspace::{self, WorkspaceSource};

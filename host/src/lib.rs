@@ -18,12 +18,14 @@
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
 //! - [`cache`]: precompiled components on disk, checked before use.
 //! - `sandbox`: one call: fresh store, limits, outcome to envelope.
+//! - `call_state`: the store data of one call: WASI, limits, the bound
+//!   capabilities, captured stdio, receipts.
 //! - `limits`: every limit in one place (fixed ones, the config's
 //!   ranges, the per-component counts) and the per-store resource limiter.
 //! - `wasi`: the WASI grant (nothing) and captured stdio.
 //! - [`capability`]: public web and workspace, with receipts (the URL rules
 //!   and the workspace document are the contract crate's, re-exported).
-//! - `bindings`: host-side WIT bindings and per-call store data.
+//! - `bindings`: the generated host-side WIT bindings, only.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
@@ -52,6 +54,7 @@ pub use harmonia_contract::{descriptor, envelope, time};
 
 // The machinery behind it, private so it can change freely.
 mod bindings;
+mod call_state;
 mod engine;
 mod limits;
 mod policy;

@@ -2,8 +2,10 @@
 //! configurable ones as the ranges `config` accepts, and the store's
 //! limiter, which remembers a refused memory growth so a Rust guest's abort
 //! after an allocation failure is reported as the memory limit it was.
-//! (The envelope's own bounds, data size and evidence count, are part of
-//! the contract and live with the envelope.)
+//! (The contract's own bounds, the envelope's data size and evidence
+//! count, a message's length, an answer's claims, a trace's entries, are
+//! part of the contract: they live in the pure `harmonia-contract` crate
+//! beside what they bound, and docs/contract.md lists them.)
 //!
 //! [`ComponentLimits`] (from `limits.max_core_instances_per_component`,
 //! `limits.max_memories_per_component` and `limits.max_tables_per_component`)

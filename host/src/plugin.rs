@@ -10,8 +10,9 @@
 //! descriptor, including that its scope matches the world the imports place
 //! the component in.
 
-use crate::bindings::{CallState, ToolHostPre};
+use crate::bindings::ToolHostPre;
 use crate::cache::{CacheOutcome, Lookup};
+use crate::call_state::CallState;
 use crate::capability::sha256_hex;
 use crate::component_shape::{ComponentShape, ShapeLimitError};
 use crate::descriptor::{Descriptor, DescriptorError};

@@ -52,10 +52,10 @@ pub const INERT_INTERFACES: &[&str] = &[
 
 /// The shared types interface; carries no functions.
 pub const TYPES_INTERFACE: &str = "harmonia:tools/types";
-/// The public web capability.
-pub const PUBLIC_WEB_INTERFACE: &str = "harmonia:tools/public-web";
-/// The workspace capability.
-pub const WORKSPACE_INTERFACE: &str = "harmonia:tools/workspace";
+/// The public web capability (named with the capability).
+pub use crate::capability::public_web::INTERFACE as PUBLIC_WEB_INTERFACE;
+/// The workspace capability (named with the capability).
+pub use crate::capability::workspace::INTERFACE as WORKSPACE_INTERFACE;
 /// The export every tool provides.
 pub const TOOL_INTERFACE: &str = "harmonia:tools/tool";
 

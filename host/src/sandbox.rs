@@ -23,8 +23,9 @@
 //!   `tool_execution_failed`: a plugin cannot cite what it did not read;
 //! - a guest past its capability use limits is `tool_execution_failed`.
 
+use crate::bindings::ToolHostPre;
 use crate::bindings::harmonia::tools::types;
-use crate::bindings::{CallBinding, CallState, ToolHostPre};
+use crate::call_state::{CallBinding, CallState};
 use crate::capability::Receipt;
 use crate::config::LimitsConfig;
 use crate::contract::{self, Category, ExecutionFailure, StableCode, stable_code};

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -22,6 +23,25 @@ pub fn python() -> PathBuf {
         python.display()
     );
     python
+}
+
+/// The Python SDK client running one scenario of
+/// `serve/tests/clients/mcp_checks.py` with `settings`.
+pub fn scenario_command(name: &str, settings: &serde_json::Value) -> Command {
+    let mut command = Command::new(python());
+    command.arg(repo().join("serve/tests/clients/mcp_checks.py")).arg(name).arg(settings.to_string());
+    command
+}
+
+/// A scenario's process ended well and said it passed.
+pub fn assert_passed(output: &Output, name: &str) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "scenario {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
 }
 
 /// `harmonia` with no config or workspace from the environment and its

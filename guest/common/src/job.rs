@@ -99,17 +99,23 @@ pub fn summary_json(document: &str) -> Option<String> {
     }
 }
 
+/// A job document with every field the summary drops (drafts, prompts,
+/// tokens, payloads, provider bodies), for the tests of the summary and of
+/// the tools that use it.
+#[doc(hidden)]
+pub const EXAMPLE_JOB: &str = r#"{"id": "job-42", "title": "T", "sourceKind": "trend_signal", "stage": "drafting",
+    "status": "waiting_approval", "error": {"code": "rate_limited", "body": "PROVIDER BODY"},
+    "createdAt": "2026-11-28T08:00:00Z", "updatedAt": "2026-11-30T08:45:00Z", "strategyApprovalState": "approved",
+    "drafts": [{"text": "DRAFT TEXT"}], "transcript": "TRANSCRIPT", "prompt": "PROMPT", "accessToken": "TOKEN",
+    "actions": [{"id": "a1", "type": "publish_post", "state": "pending", "approvalState": "awaiting",
+                 "requiresApproval": true, "risk": "medium", "payload": {"text": "DRAFT TEXT"}}],
+    "verifications": [{"actionId": "a1", "verified": false, "notes": "internal"}], "receipts": [{}, {}]}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const JOB: &str = r#"{"id": "job-42", "title": "T", "sourceKind": "trend_signal", "stage": "drafting",
-        "status": "waiting_approval", "error": {"code": "rate_limited", "body": "PROVIDER BODY"},
-        "createdAt": "2026-11-28T08:00:00Z", "updatedAt": "2026-11-30T08:45:00Z", "strategyApprovalState": "approved",
-        "drafts": [{"text": "DRAFT TEXT"}], "transcript": "TRANSCRIPT", "prompt": "PROMPT", "accessToken": "TOKEN",
-        "actions": [{"id": "a1", "type": "publish_post", "state": "pending", "approvalState": "awaiting",
-                     "requiresApproval": true, "risk": "medium", "payload": {"text": "DRAFT TEXT"}}],
-        "verifications": [{"actionId": "a1", "verified": false, "notes": "internal"}], "receipts": [{}, {}]}"#;
+    const JOB: &str = EXAMPLE_JOB;
 
     #[test]
     fn keeps_only_the_summary_fields() {

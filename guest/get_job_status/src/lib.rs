@@ -78,13 +78,7 @@ mod tests {
     use super::*;
     use harmonia_guest_sdk::capability::fake::FakeWorkspace;
 
-    const JOB: &str = r#"{"id": "job-42", "title": "T", "sourceKind": "trend_signal", "stage": "drafting",
-        "status": "waiting_approval", "error": {"code": "rate_limited", "body": "PROVIDER BODY"},
-        "createdAt": "2026-11-28T08:00:00Z", "updatedAt": "2026-11-30T08:45:00Z", "strategyApprovalState": "approved",
-        "drafts": [{"text": "DRAFT TEXT"}], "transcript": "TRANSCRIPT", "prompt": "PROMPT", "accessToken": "TOKEN",
-        "actions": [{"id": "a1", "type": "publish_post", "state": "pending", "approvalState": "awaiting",
-                     "requiresApproval": true, "risk": "medium", "payload": {"text": "DRAFT TEXT"}}],
-        "verifications": [{"actionId": "a1", "verified": false, "notes": "internal"}], "receipts": [{}, {}]}"#;
+    const JOB: &str = harmonia_tool_common::job::EXAMPLE_JOB;
 
     fn call(workspace: &FakeWorkspace, input: &str) -> Result<Output, ToolError> {
         harmonia_guest_sdk::invoke(input, |input| run(workspace, input))

@@ -83,6 +83,16 @@ impl Receipt {
 
 pub use harmonia_contract::digest::sha256_hex;
 
+/// Link both capabilities' imports (and the shared types, which carry no
+/// functions); the loader's policy decides which one a plugin may import.
+pub(crate) fn add_to_linker(
+    linker: &mut wasmtime::component::Linker<crate::call_state::CallState>,
+) -> wasmtime::Result<()> {
+    crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |state| state)?;
+    public_web::guest::add_to_linker(linker)?;
+    workspace::guest::add_to_linker(linker)
+}
+
 /// Time left before `deadline`, or `None` when it has passed.
 pub fn remaining(deadline: Instant) -> Option<Duration> {
     deadline.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())

@@ -4,9 +4,19 @@
 //! WIT `fetch-error`.
 
 use super::WebFailure;
-use crate::bindings::{CallState, public_web};
+use crate::bindings::public_web;
+use crate::call_state::CallState;
 use crate::capability::{Receipt, remaining};
 use std::time::Instant;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The interface's name, as components import it (without `@version`).
+pub const INTERFACE: &str = "harmonia:tools/public-web";
+
+/// Link the import to [`CallState`].
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    public_web::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
+}
 
 impl public_web::Host for CallState {
     fn get(&mut self, url: String) -> wasmtime::Result<Result<public_web::Response, public_web::FetchError>> {

@@ -20,6 +20,7 @@
 //! [`PublicWebConfig`] (the `[public_web]` table).
 
 pub(crate) mod guest;
+pub use guest::INTERFACE;
 pub mod mock;
 
 use super::Receipt;

@@ -4,9 +4,19 @@
 //! receipt, and its failure mapped to the WIT `read-error`.
 
 use super::{ReadFailure, WorkspaceRead, guest_read};
-use crate::bindings::{CallState, workspace};
+use crate::bindings::workspace;
+use crate::call_state::CallState;
 use crate::capability::{Receipt, remaining};
 use std::time::Instant;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The interface's name, as components import it (without `@version`).
+pub const INTERFACE: &str = "harmonia:tools/workspace";
+
+/// Link the import to [`CallState`].
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    workspace::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
+}
 
 impl CallState {
     /// Read from the bound source: the document and the workspace's

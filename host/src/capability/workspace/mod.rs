@@ -21,6 +21,7 @@
 
 pub use harmonia_contract::workspace_document as document;
 pub(crate) mod guest;
+pub use guest::INTERFACE;
 pub mod http;
 pub mod memory;
 pub mod mock;
