@@ -220,6 +220,16 @@ fn a_guest_waiting_inside_describe_fails_its_load_at_the_describe_deadline() {
     let elapsed = started.elapsed();
     assert!(error.to_string().contains("describe passed its 5 s deadline"), "{error}");
     assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    assert!(
+        matches!(
+            error,
+            harmonia_host::HostError::Load(harmonia_host::plugin::LoadError::Describe {
+                source: harmonia_host::plugin::DescribeError::TimedOut,
+                ..
+            })
+        ),
+        "the cause is typed: {error:?}"
+    );
 }
 
 // ---- Host memory -----------------------------------------------------------

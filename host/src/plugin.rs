@@ -18,6 +18,7 @@ use crate::component_shape::{ComponentShape, ShapeLimitError};
 use crate::descriptor::{Descriptor, DescriptorError};
 use crate::engine::Runtime;
 use crate::policy::{ImportError, ImportPolicy, TOOL_INTERFACE, World, unversioned};
+pub use crate::sandbox::DescribeError;
 use crate::sandbox::{self, CallLimits};
 use serde::Serialize;
 use std::fmt;
@@ -47,12 +48,12 @@ impl fmt::Display for PluginOrigin {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("{origin}: cannot read: {message}")]
+    #[error("{origin}: cannot read: {source}")]
     Read {
         /// Which plugin.
         origin: PluginOrigin,
         /// The I/O error.
-        message: String,
+        source: std::io::Error,
     },
     /// The bytes differ from the configured pin.
     #[error("{origin}: sha256 {actual} does not match the pinned {expected}")]
@@ -98,12 +99,12 @@ pub enum LoadError {
         message: String,
     },
     /// `describe` failed.
-    #[error("{origin}: {message}")]
+    #[error("{origin}: {source}")]
     Describe {
         /// Which plugin.
         origin: PluginOrigin,
         /// Why.
-        message: String,
+        source: sandbox::DescribeError,
     },
     /// The descriptor breaks a rule.
     #[error("{origin}: invalid descriptor: {error}")]
@@ -165,10 +166,8 @@ pub fn interface_names(runtime: &Runtime, component: &Component) -> (Vec<String>
 
 /// Read a component file.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path).map_err(|error| LoadError::Read {
-        origin: PluginOrigin::File(path.to_owned()),
-        message: error.to_string(),
-    })
+    std::fs::read(path)
+        .map_err(|source| LoadError::Read { origin: PluginOrigin::File(path.to_owned()), source })
 }
 
 /// Compile `bytes` (from the precompiled cache when the runtime has one).
@@ -316,7 +315,7 @@ pub fn load_compiled(
     let pre = runtime.linker.instantiate_pre(component).map_err(link_error)?;
     let pre = ToolHostPre::new(pre).map_err(link_error)?;
     let raw = sandbox::describe(runtime, &pre, limits)
-        .map_err(|message| LoadError::Describe { origin: origin.clone(), message })?;
+        .map_err(|source| LoadError::Describe { origin: origin.clone(), source })?;
     let descriptor = sandbox::descriptor_from_wit(raw)
         .map_err(|_| LoadError::Descriptor { origin: origin.clone(), error: DescriptorError::InputSchema })?;
     descriptor.validate().map_err(|error| LoadError::Descriptor { origin: origin.clone(), error })?;
@@ -334,8 +333,7 @@ fn first_line(error: &wasmtime::Error) -> String {
 /// Every `*.wasm` file in `dir`, sorted by name.
 pub fn components_in(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let origin = PluginOrigin::File(dir.to_owned());
-    let entries =
-        std::fs::read_dir(dir).map_err(|error| LoadError::Read { origin, message: error.to_string() })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| LoadError::Read { origin, source })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
@@ -343,4 +341,19 @@ pub fn components_in(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_file_keeps_the_io_error_as_the_source() {
+        let missing = std::env::temp_dir().join(format!("harmonia-missing-{}.wasm", std::process::id()));
+        let error = read_file(&missing).unwrap_err();
+        let source =
+            std::error::Error::source(&error).and_then(|source| source.downcast_ref::<std::io::Error>());
+        assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{error:?}");
+        assert!(error.to_string().contains("cannot read"), "{error}");
+    }
 }

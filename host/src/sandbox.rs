@@ -192,18 +192,32 @@ pub fn invoke(
     }
 }
 
+/// Why `describe` gave no descriptor.
+#[derive(Debug, thiserror::Error)]
+pub enum DescribeError {
+    /// The component could not be instantiated.
+    #[error("cannot instantiate: {0}")]
+    Instantiate(#[source] wasmtime::Error),
+    /// `describe` ran past [`DESCRIBE_DEADLINE`].
+    #[error("describe passed its 5 s deadline")]
+    TimedOut,
+    /// `describe` trapped.
+    #[error("describe trapped: {0}")]
+    Trapped(#[source] wasmtime::Error),
+}
+
 /// Run `describe` once, with no capability bound.
 pub fn describe(
     runtime: &Runtime,
     pre: &ToolHostPre<CallState>,
     limits: CallLimits,
-) -> Result<types::Descriptor, String> {
+) -> Result<types::Descriptor, DescribeError> {
     let mut store = new_store(runtime, limits, Instant::now() + DESCRIBE_DEADLINE, CallBinding::default());
-    let instance = pre.instantiate(&mut store).map_err(|error| format!("cannot instantiate: {error}"))?;
+    let instance = pre.instantiate(&mut store).map_err(DescribeError::Instantiate)?;
     instance.harmonia_tools_tool().call_describe(&mut store).map_err(|error| {
         match classify(&error, store.data()) {
-            Outcome::TimedOut => "describe passed its 5 s deadline".to_owned(),
-            _ => format!("describe trapped: {error}"),
+            Outcome::TimedOut => DescribeError::TimedOut,
+            _ => DescribeError::Trapped(error),
         }
     })
 }
@@ -289,10 +303,9 @@ fn tool_error(descriptor: &Descriptor, error: types::ToolError) -> Result<Envelo
     Ok(Envelope::failure(ErrorObject { code: error.code, category, message, retryable: error.retryable }))
 }
 
-/// Convert the guest's descriptor.
-pub fn descriptor_from_wit(descriptor: types::Descriptor) -> Result<Descriptor, String> {
-    let input_schema = serde_json::from_str(&descriptor.input_schema)
-        .map_err(|_| "input schema is not JSON text".to_owned())?;
+/// Convert the guest's descriptor; its input schema must be JSON text.
+pub fn descriptor_from_wit(descriptor: types::Descriptor) -> Result<Descriptor, serde_json::Error> {
+    let input_schema = serde_json::from_str(&descriptor.input_schema)?;
     Ok(Descriptor {
         name: descriptor.name,
         version: descriptor.version,
