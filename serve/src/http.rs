@@ -13,7 +13,7 @@
 //! Every other request needs `Authorization: Bearer`: without a valid one
 //! it gets 401 with `WWW-Authenticate` and never reaches MCP handling; the
 //! failure is logged without the token. Bounds: bodies over
-//! `limits.max_body_kib` get 413; a new session past `limits.max_sessions`
+//! `limits.max_body_kib` get 413; an `initialize` past `limits.max_sessions`
 //! and any request while draining get 503 with `Retry-After`; a request
 //! slower than `limits.request_timeout_s` gets 408; a client that has not
 //! sent its headers within `limits.header_timeout_s` is disconnected;
@@ -109,13 +109,6 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     if app.draining.load(Ordering::SeqCst) {
         return app.unavailable("draining");
     }
-    let opens_session = request.method() == Method::POST
-        && request.uri().path().starts_with("/mcp")
-        && !request.headers().contains_key("mcp-session-id");
-    if opens_session && app.open_sessions().await >= app.state.limits.max_sessions as usize {
-        tracing::warn!("new session refused: too many open sessions");
-        return app.unavailable("too many sessions");
-    }
     match tokio::time::timeout(app.state.limits.request_timeout(), next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
@@ -185,6 +178,15 @@ async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) 
         Err(_) => return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"),
         Ok(value) if !json_rpc_shaped(&value) => {
             return rpc_error(StatusCode::BAD_REQUEST, -32600, "Invalid Request: not a JSON-RPC 2.0 message");
+        }
+        // Only a handshake opens a session; stateless calls never count.
+        Ok(value)
+            if value.get("method").and_then(Value::as_str) == Some("initialize")
+                && !parts.headers.contains_key("mcp-session-id")
+                && app.open_sessions().await >= app.state.limits.max_sessions as usize =>
+        {
+            tracing::warn!("new session refused: too many open sessions");
+            return app.unavailable("too many sessions");
         }
         Ok(_) => {}
     }

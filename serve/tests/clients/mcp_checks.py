@@ -348,6 +348,16 @@ async def scenario_sessions_bound(settings):
         response = await raw_post(raw, url, INIT, token=token)
         check(response.status_code == 503, f"a session past the bound is refused: {response.status_code}")
         check(response.headers.get("retry-after") == "2", "with Retry-After")
+        stateless = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "get_job_status", "arguments": {"job_id": "job-7"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "checks", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}}
+        response = await raw_post(raw, url, stateless, token=token, headers={
+            "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_job_status"})
+        result = json.loads(response.text).get("result", {})
+        check(response.status_code == 200 and result.get("structuredContent", {}).get("status") == "success",
+              f"a stateless call opens no session and is served while sessions are full: {response.status_code}")
         check((await raw.get(settings["url"] + "/readyz")).status_code == 200, "the server stays ready")
 
 
