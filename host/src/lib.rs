@@ -27,6 +27,7 @@
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
 //! - [`liaison`]: skills, sessions, the trace and the answer validator.
 //! - [`log`]: structured log records and sinks.
+//! - [`metrics`]: Prometheus counters, gauges and histograms.
 //! - [`time`]: RFC 3339 timestamps.
 
 // The embedder's API: the host, its config and errors, the envelope and the
@@ -44,6 +45,7 @@ pub mod host;
 pub mod inspect;
 pub mod liaison;
 pub mod log;
+pub mod metrics;
 pub mod plugin;
 pub mod time;
 

@@ -4,6 +4,7 @@
 use crate::config::Limits;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
+use harmonia_host::metrics::Metrics;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -17,6 +18,8 @@ pub struct ServeState {
     pub calls: Arc<Semaphore>,
     /// The key that verifies traces this server signs.
     pub trace_key: PublicKey,
+    /// The host's metrics, when it counts any (served at `GET /metrics`).
+    pub metrics: Option<Metrics>,
 }
 
 impl ServeState {
@@ -28,6 +31,7 @@ impl ServeState {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
+            metrics: liaison.host().metrics().cloned(),
             liaison,
             limits,
             trace_key,

@@ -3,7 +3,7 @@
 //! Everything but the flags lives in the `harmonia-serve` crate.
 
 use crate::args::HostArgs;
-use crate::setup::{UsageError, build_host, load_config, load_skills, workspace};
+use crate::setup::{UsageError, build_host_with, load_config, load_skills, workspace};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use harmonia_host::liaison::session::Liaison;
@@ -166,7 +166,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         Some(path) => ServeConfig::from_file(path)?,
         None => ServeConfig::default(),
     };
-    let host = build_host(&args.host)?;
+    let metrics = config.metrics.enabled.then(harmonia_host::metrics::Metrics::new);
+    let host = build_host_with(&args.host, metrics)?;
     let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
     let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
         .context("skills and tools disagree")?
