@@ -46,9 +46,7 @@ fn hold_the_slot(host: &Host, server: &Loopback) -> std::thread::JoinHandle<Valu
 
 /// The value of one series in the text, 0 when it was never created.
 fn value(text: &str, series: &str) -> f64 {
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
 }
 
 fn dependency_unavailable() -> Value {
@@ -59,7 +57,8 @@ fn dependency_unavailable() -> Value {
 #[test]
 fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     let server = Loopback::start();
-    server.route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
+    server
+        .route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let holder = hold_the_slot(&host, &server);
@@ -75,15 +74,24 @@ fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#), 0.0, "{text}");
     assert_eq!(value(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#), 1.0, "{text}");
     assert_eq!(value(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#), 1.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#),
+        1.0,
+        "{text}"
+    );
     assert_eq!(value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
 }
 
 #[test]
 fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_unavailable() {
     let server = Loopback::start();
-    server.route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
+    server
+        .route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let started = Instant::now();
@@ -110,7 +118,32 @@ fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_una
     assert_eq!(ran["error"]["code"], "tool_timeout", "{ran}");
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
     let text = metrics.encode();
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#), 1.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
+        1.0,
+        "{text}"
+    );
     assert_eq!(value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
     assert_eq!(value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
+}
+
+#[test]
+fn a_refused_plugin_and_an_unknown_tool_are_counted_without_their_names() {
+    let metrics = Metrics::new();
+    let refused = Host::builder(bare_config())
+        .metrics(metrics.clone())
+        .component("not-a-component", b"\0asm-but-not-really".to_vec())
+        .build();
+    assert!(refused.is_err());
+    assert_eq!(value(&metrics.encode(), "harmonia_component_load_failures_total"), 1.0);
+    let host = Host::builder(bare_config())
+        .metrics(metrics.clone())
+        .component_file(guest_path("testing-trivial"))
+        .unwrap()
+        .build()
+        .unwrap();
+    assert!(host.call("no_such_tool_CANARY", "{}", &CallContext::default()).is_err());
+    let text = metrics.encode();
+    assert_eq!(value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), 1.0, "{text}");
+    assert!(!text.contains("CANARY") && !text.contains("not-a-component"), "{text}");
 }

@@ -31,8 +31,8 @@ pub const UNKNOWN_TOOL: &str = "unknown";
 
 /// Duration buckets, seconds: 50 µs to 120 s.
 pub const DURATION_BUCKETS: [f64; 20] = [
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
-    2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0, 120.0,
 ];
 
 /// Which bound a call waited at: the host's call slots or the server's
@@ -137,7 +137,11 @@ impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::default();
         let calls = Family::<CallLabels, Counter>::default();
-        registry.register("harmonia_calls", "Tool calls by tool and outcome code (success or the error code)", calls.clone());
+        registry.register(
+            "harmonia_calls",
+            "Tool calls by tool and outcome code (success or the error code)",
+            calls.clone(),
+        );
         let call_seconds: HistogramFamily<ToolLabel> = Family::new_with_constructor(duration_histogram);
         registry.register_with_unit(
             "harmonia_call_duration",
@@ -152,9 +156,17 @@ impl Metrics {
             capability_uses.clone(),
         );
         let in_flight = Gauge::default();
-        registry.register("harmonia_calls_in_flight", "Tool calls holding a host call slot", in_flight.clone());
+        registry.register(
+            "harmonia_calls_in_flight",
+            "Tool calls holding a host call slot",
+            in_flight.clone(),
+        );
         let slot_waits = Family::<BoundLabel, Counter>::default();
-        registry.register("harmonia_slot_waits", "Calls that found every slot taken and waited", slot_waits.clone());
+        registry.register(
+            "harmonia_slot_waits",
+            "Calls that found every slot taken and waited",
+            slot_waits.clone(),
+        );
         let slot_wait_seconds: HistogramFamily<BoundLabel> = Family::new_with_constructor(duration_histogram);
         registry.register_with_unit(
             "harmonia_slot_wait",
@@ -171,7 +183,11 @@ impl Metrics {
         let refusals = Family::<RuleLabel, Counter>::default();
         registry.register("harmonia_refusals", "Refusals by validator rule code", refusals.clone());
         let auth_failures = Family::<ReasonLabel, Counter>::default();
-        registry.register("harmonia_authentication_failures", "Refused credentials by reason", auth_failures.clone());
+        registry.register(
+            "harmonia_authentication_failures",
+            "Refused credentials by reason",
+            auth_failures.clone(),
+        );
         let cache = Family::<OutcomeLabel, Counter>::default();
         registry.register(
             "harmonia_component_loads",
@@ -179,7 +195,11 @@ impl Metrics {
             cache.clone(),
         );
         let load_failures = Counter::default();
-        registry.register("harmonia_component_load_failures", "Plugins refused at load", load_failures.clone());
+        registry.register(
+            "harmonia_component_load_failures",
+            "Plugins refused at load",
+            load_failures.clone(),
+        );
         Self {
             series: Arc::new(Series {
                 registry,
@@ -227,7 +247,13 @@ impl Metrics {
 
     /// Count a finished call of `tool`: its outcome, duration and
     /// capability uses.
-    pub(crate) fn call_finished(&self, tool: &str, envelope: &Envelope, duration: Duration, receipts: &[Receipt]) {
+    pub(crate) fn call_finished(
+        &self,
+        tool: &str,
+        envelope: &Envelope,
+        duration: Duration,
+        receipts: &[Receipt],
+    ) {
         let tool = self.tool(tool);
         let code = match &envelope.error {
             None => Cow::Borrowed("success"),
@@ -241,7 +267,10 @@ impl Metrics {
         self.series.calls.get_or_create(&CallLabels { tool: Arc::clone(&tool), code }).inc();
         self.series.call_seconds.get_or_create(&ToolLabel { tool }).observe(duration.as_secs_f64());
         for receipt in receipts {
-            let labels = CapabilityLabels { kind: capability_kind(receipt.capability), status: status(&receipt.status) };
+            let labels = CapabilityLabels {
+                kind: capability_kind(receipt.capability),
+                status: status(&receipt.status),
+            };
             self.series.capability_uses.get_or_create(&labels).inc();
         }
     }
@@ -374,14 +403,32 @@ mod tests {
             metrics.call_refused(&format!("made_up_{index}"), None);
             metrics.call_finished(&format!("other_{index}"), &envelope, Duration::from_millis(1), &[]);
         }
-        metrics.call_finished("known", &Envelope::success(Default::default(), Vec::new()), Duration::ZERO, &[]);
+        metrics.call_finished(
+            "known",
+            &Envelope::success(Default::default(), Vec::new()),
+            Duration::ZERO,
+            &[],
+        );
         let text = metrics.encode();
         assert!(!text.contains("made_up_"), "{text}");
-        assert_eq!(line_value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), Some(500.0));
-        assert_eq!(line_value(&text, r#"harmonia_calls_total{tool="unknown",code="tool_timeout"}"#), Some(500.0));
+        assert_eq!(
+            line_value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#),
+            Some(500.0)
+        );
+        assert_eq!(
+            line_value(&text, r#"harmonia_calls_total{tool="unknown",code="tool_timeout"}"#),
+            Some(500.0)
+        );
         assert_eq!(line_value(&text, r#"harmonia_calls_total{tool="known",code="success"}"#), Some(1.0));
         assert_eq!(text.lines().filter(|line| line.starts_with("harmonia_calls_total{")).count(), 3);
-        for (raw, label) in [("200", "ok"), ("ok", "ok"), ("404", "http_4xx"), ("503", "http_5xx"), ("denied", "denied"), ("secret-token", "other")] {
+        for (raw, label) in [
+            ("200", "ok"),
+            ("ok", "ok"),
+            ("404", "http_4xx"),
+            ("503", "http_5xx"),
+            ("denied", "denied"),
+            ("secret-token", "other"),
+        ] {
             assert_eq!(status(raw), label, "{raw}");
         }
         assert_eq!(capability_kind("public-web"), "public_web");

@@ -242,9 +242,10 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         return (StatusCode::NOT_FOUND, axum::Json(json!({"error": "metrics are off"}))).into_response();
     };
     let mut response = metrics.encode().into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(harmonia_host::metrics::Metrics::CONTENT_TYPE));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(harmonia_host::metrics::Metrics::CONTENT_TYPE),
+    );
     response
 }
 

@@ -6,11 +6,11 @@
 //! a call past `limits.max_in_flight_calls` waits for a permit up to its
 //! deadline, then gets exactly the retryable `dependency_unavailable`.
 
+use harmonia_host::Host;
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::skills::SkillSet;
 use harmonia_host::metrics::Metrics;
-use harmonia_host::Host;
 use harmonia_serve::auth::Authenticator;
 use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
 use harmonia_serve::config::{Limits, ServeConfig};
@@ -68,7 +68,8 @@ impl Server {
         let skills = SkillSet::load_dir(&dir.path().join("skills")).unwrap();
         let state = ServeState::new(Liaison::new(host, skills).unwrap(), config.limits.clone()).unwrap();
         let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), None);
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -146,16 +147,15 @@ impl Drop for Server {
             let _ = stop.send(());
         }
         if let Some(running) = self.running.take() {
-            let _ = self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(20), running).await });
+            let _ =
+                self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(20), running).await });
         }
     }
 }
 
 /// The value of one series, 0 when it was never created.
 fn value(text: &str, series: &str) -> f64 {
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
 }
 
 fn series_count(text: &str, family: &str) -> usize {
@@ -269,7 +269,11 @@ fn a_skill_sessions_refusals_are_counted_by_rule() {
     assert!(body.contains("call_refused"), "{body}");
     let text = server.metrics();
     assert_eq!(value(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#), 1.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#),
+        1.0,
+        "{text}"
+    );
 }
 
 #[test]
@@ -334,7 +338,8 @@ fn hold_the_permit(server: &Server, upstream: &Loopback) -> std::thread::JoinHan
 #[test]
 fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline() {
     let upstream = Loopback::start();
-    upstream.route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
+    upstream
+        .route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
     let server = Server::start(&upstream, one_permit());
     let holder = hold_the_permit(&server, &upstream);
     let started = Instant::now();
@@ -352,7 +357,8 @@ fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline(
 #[test]
 fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_deadline() {
     let upstream = Loopback::start();
-    upstream.route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
+    upstream
+        .route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
     let server = Server::start(&upstream, one_permit());
     let holder = hold_the_permit(&server, &upstream);
     let started = Instant::now();
@@ -369,7 +375,11 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
         1.0,
         "{text}"
     );
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#), 0.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
+        0.0,
+        "{text}"
+    );
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
 }
