@@ -166,7 +166,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         Some(path) => ServeConfig::from_file(path)?,
         None => ServeConfig::default(),
     };
-    let metrics = config.metrics.enabled.then(harmonia_host::metrics::Metrics::new);
+    // Counted only where `GET /metrics` can serve them.
+    let metrics = (config.metrics.enabled && args.http.is_some()).then(harmonia_host::metrics::Metrics::new);
     let host = build_host_with(&args.host, metrics)?;
     let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
     let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
