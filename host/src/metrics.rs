@@ -110,6 +110,7 @@ struct Series {
     slot_wait_timeouts: Family<BoundLabel, Counter>,
     refusals: Family<RuleLabel, Counter>,
     auth_failures: Family<ReasonLabel, Counter>,
+    unavailable: Family<ReasonLabel, Counter>,
     cache: Family<OutcomeLabel, Counter>,
     load_failures: Counter,
 }
@@ -188,6 +189,12 @@ impl Metrics {
             "Refused credentials by reason",
             auth_failures.clone(),
         );
+        let unavailable = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "harmonia_http_unavailable",
+            "Requests answered 503 with Retry-After before MCP handling, by reason",
+            unavailable.clone(),
+        );
         let cache = Family::<OutcomeLabel, Counter>::default();
         registry.register(
             "harmonia_component_loads",
@@ -214,6 +221,7 @@ impl Metrics {
                 slot_wait_timeouts,
                 refusals,
                 auth_failures,
+                unavailable,
                 cache,
                 load_failures,
             }),
@@ -302,6 +310,12 @@ impl Metrics {
     /// Count a refused credential; `reason` is one of a fixed set.
     pub fn authentication_failure(&self, reason: &'static str) {
         self.series.auth_failures.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// Count a request refused with 503 before MCP handling; `reason` is
+    /// one of a fixed set (`draining`, `too_many_sessions`).
+    pub fn http_unavailable(&self, reason: &'static str) {
+        self.series.unavailable.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// Count a wait at `bound`: `waited` long, ending with a slot or not.

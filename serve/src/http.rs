@@ -71,6 +71,12 @@ impl App {
     }
 
     fn unavailable(&self, why: &'static str) -> Response {
+        if let Some(metrics) = &self.state.metrics {
+            metrics.http_unavailable(match why {
+                "draining" => "draining",
+                _ => "too_many_sessions",
+            });
+        }
         let mut response =
             (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why}))).into_response();
         response

@@ -143,6 +143,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // Close the pooled connections, so the drain need not wait for them.
+        self.agent = ureq::Agent::new_with_defaults();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -274,6 +276,32 @@ fn a_skill_sessions_refusals_are_counted_by_rule() {
         1.0,
         "{text}"
     );
+}
+
+#[test]
+fn a_session_past_the_bound_is_a_503_with_retry_after_and_counted() {
+    let upstream = Loopback::start();
+    let config =
+        ServeConfig { limits: Limits { max_sessions: 1, ..Limits::default() }, ..ServeConfig::default() };
+    let server = Server::start(&upstream, config);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "metrics-test", "version": "1"}}});
+    let open = || {
+        server
+            .agent
+            .post(format!("{}/mcp", server.url))
+            .header("Authorization", &format!("Bearer {}", server.token))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .send(init.to_string())
+            .unwrap()
+    };
+    assert_eq!(open().status().as_u16(), 200);
+    let refused = open();
+    assert_eq!(refused.status().as_u16(), 503);
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
+    let text = server.metrics();
+    assert_eq!(value(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#), 1.0, "{text}");
 }
 
 #[test]
