@@ -142,7 +142,9 @@ impl McpServer {
                     let mut session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     let envelope =
                         session.call(&tool, &args).map_err(|error| format!("{}: {error}", error.code()));
-                    if let Some(metrics) = &metrics {
+                    // A session that ended records nothing: only an
+                    // answered call has a new entry to count.
+                    if let (Some(metrics), Ok(_)) = (&metrics, &envelope) {
                         count_refusal(metrics, &session, &tool);
                     }
                     envelope
