@@ -201,10 +201,19 @@ fn guests_waiting_inside_wasi_cannot_hold_every_call_slot() {
             })
         })
         .collect();
+    let mut ran = 0;
     for waiter in waiters {
         let envelope = waiter.join().unwrap();
-        assert_eq!(envelope["error"]["code"], "tool_timeout", "{envelope}");
+        // A call that ran ends at its deadline (`tool_timeout`); one whose
+        // deadline passed while waiting for a slot never ran and is the
+        // retryable `dependency_unavailable`.
+        match envelope["error"]["code"].as_str() {
+            Some("tool_timeout") => ran += 1,
+            Some("dependency_unavailable") => assert_eq!(envelope["error"]["retryable"], true),
+            _ => panic!("{envelope}"),
+        }
     }
+    assert!(ran >= 2, "both slots ran a guest to its deadline ({ran})");
     // Six one-second waits on two slots: each ends at its own deadline (the
     // later ones while still waiting for a slot), never after an hour.
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());

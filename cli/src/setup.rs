@@ -29,9 +29,17 @@ pub fn log_level() -> Level {
 
 /// A host from the shared options.
 pub fn build_host(args: &HostArgs) -> Result<Host> {
+    build_host_with(args, None)
+}
+
+/// A host from the shared options, counting into `metrics` when given.
+pub fn build_host_with(args: &HostArgs, metrics: Option<harmonia_host::metrics::Metrics>) -> Result<Host> {
     let mut config = load_config(args.config.as_deref())?;
     config.mock |= args.mock;
     let mut builder = Host::builder(config).log(Arc::new(StderrLog { min_level: log_level() }));
+    if let Some(metrics) = metrics {
+        builder = builder.metrics(metrics);
+    }
     for path in &args.plugins {
         builder = builder.component_file(path)?;
     }

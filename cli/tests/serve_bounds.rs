@@ -1,6 +1,7 @@
 //! `harmonia serve`'s bounds, against hostile plugins and hostile
-//! clients: a looping or memory-hungry plugin costs one envelope, calls
-//! past the in-flight bound get a retryable envelope, sessions past their
+//! clients: a looping or memory-hungry plugin costs one envelope, a call
+//! past the in-flight bound waits for the permit (serve/tests/metrics.rs
+//! shows the retryable envelope when none frees in time), sessions past their
 //! bound get 503 with `Retry-After`, slow clients are cut, and SIGTERM
 //! drains the call in flight and exits 0. The MCP client is the official
 //! Python SDK (`scripts/install-test-deps.sh`).
@@ -85,7 +86,7 @@ fn passes(child: Child, name: &str) {
 }
 
 #[test]
-fn hostile_plugins_cost_one_envelope_and_calls_past_the_bound_get_a_retryable_envelope() {
+fn hostile_plugins_cost_one_envelope_and_a_call_past_the_bound_waits_for_the_permit() {
     let server = Server::start("busy", "max_in_flight_calls = 1\n");
     passes(scenario("busy", &json!({"url": server.url, "token": server.token})), "busy");
 }

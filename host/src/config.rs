@@ -14,7 +14,7 @@
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
-//! | `limits.max_concurrent_calls` | 64; further calls wait, bounded by their deadline |
+//! | `limits.max_concurrent_calls` | 64; further calls wait up to their deadline, then end as the retryable `dependency_unavailable` |
 //! | `limits.pooling` | `true` |
 //! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |

@@ -123,15 +123,25 @@ impl CallSlots {
         Self { max, in_use: Mutex::new(0), freed: Condvar::new() }
     }
 
-    /// Wait for a slot until `deadline`.
-    pub fn acquire(&self, deadline: Instant) -> Option<Slot<'_>> {
-        let mut in_use = self.in_use.lock().ok()?;
+    /// Wait for a slot until `deadline`. `Ok` holds the slot and how long
+    /// the call waited when none was free at once; `Err` is how long it
+    /// waited before the deadline passed.
+    pub fn acquire(&self, deadline: Instant) -> Result<(Slot<'_>, Option<Duration>), Duration> {
+        let started = Instant::now();
+        let Ok(mut in_use) = self.in_use.lock() else { return Err(started.elapsed()) };
+        let mut waited = false;
         while *in_use >= self.max {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            in_use = self.freed.wait_timeout(in_use, left).ok()?.0;
+            waited = true;
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Err(started.elapsed());
+            };
+            in_use = match self.freed.wait_timeout(in_use, left) {
+                Ok((in_use, _)) => in_use,
+                Err(_) => return Err(started.elapsed()),
+            };
         }
         *in_use += 1;
-        Some(Slot(self))
+        Ok((Slot(self), waited.then(|| started.elapsed())))
     }
 }
 
@@ -154,6 +164,8 @@ pub struct Runtime {
     pub slots: CallSlots,
     /// Precompiled components, when the cache is on and usable.
     pub cache: Option<ComponentCache>,
+    /// Where slot waits and running calls are counted, when anywhere.
+    pub metrics: Option<crate::metrics::Metrics>,
     _ticker: EpochTicker,
 }
 
@@ -175,6 +187,7 @@ impl Runtime {
             engine,
             linker,
             slots: CallSlots::new(limits.max_concurrent_calls as usize),
+            metrics: None,
             _ticker: ticker,
         })
     }

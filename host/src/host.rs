@@ -11,6 +11,7 @@ use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
 use crate::envelope::Envelope;
 use crate::log::{Level, LogSink, Logger, NullLog};
+use crate::metrics::Metrics;
 use crate::plugin::{self, LoadError, Plugin, PluginInfo, PluginOrigin};
 use crate::policy::{ImportPolicy, World};
 use crate::sandbox::{self, CallLimits};
@@ -83,6 +84,7 @@ struct Inner {
     /// `mock = true`: every call's evidence is stamped `mock`.
     mock: bool,
     logger: Logger,
+    metrics: Option<Metrics>,
 }
 
 /// The sandboxed tool host. Cheap to clone; usable from many threads.
@@ -105,9 +107,17 @@ pub struct HostBuilder {
     workspace_source: Option<Arc<dyn WorkspaceSource>>,
     public_web_source: Option<Arc<dyn PublicWebSource>>,
     public_web_mock: Option<bool>,
+    metrics: Option<Metrics>,
 }
 
 impl HostBuilder {
+    /// Count calls, slot waits, capability uses and loads in `metrics`
+    /// (default: not counted). Several hosts may share one handle.
+    pub fn metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Send log records to `sink` (default: discarded).
     pub fn log(mut self, sink: Arc<dyn LogSink>) -> Self {
         self.log = sink;
@@ -158,12 +168,13 @@ impl HostBuilder {
         config.check()?;
         let logger = Logger::new(self.log);
         let cache_dir = config.cache_dir();
-        let runtime =
+        let mut runtime =
             Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, cache_dir.as_deref())
                 .map_err(|error| HostError::Engine(error.to_string()))?;
         if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
+        runtime.metrics = self.metrics.clone();
         let policy = ImportPolicy::from(&config.wasi);
         let limits = CallLimits::from(&config.limits);
         let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
@@ -194,7 +205,15 @@ impl HostBuilder {
                 PluginOrigin::Builtin(_) => None,
             };
             let started = Instant::now();
-            let loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin)?;
+            let loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin).inspect_err(|_| {
+                if let Some(metrics) = &self.metrics {
+                    metrics.load_failed();
+                }
+            })?;
+            if let Some(metrics) = &self.metrics {
+                metrics.component_loaded(loaded.cache);
+                metrics.register_tool(&loaded.info.descriptor.name);
+            }
             let name = loaded.info.descriptor.name.clone();
             if let Some(&first) = by_name.get(&name) {
                 let first: &Plugin = &plugins[first];
@@ -238,6 +257,7 @@ impl HostBuilder {
                 max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
                 mock: config.mock,
                 logger,
+                metrics: self.metrics,
             }),
         })
     }
@@ -258,7 +278,13 @@ impl Host {
             workspace_source: None,
             public_web_source: None,
             public_web_mock: None,
+            metrics: None,
         }
+    }
+
+    /// The metrics this host counts into, when given one.
+    pub fn metrics(&self) -> Option<&Metrics> {
+        self.inner.metrics.as_ref()
     }
 
     /// Every loaded plugin, in load order.
@@ -298,10 +324,18 @@ impl Host {
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
-        let plugin = self.plugin(tool).ok_or_else(|| CallError::UnknownTool(tool.to_owned()))?;
+        let Some(plugin) = self.plugin(tool) else {
+            if let Some(metrics) = &self.inner.metrics {
+                metrics.call_refused(tool, None);
+            }
+            return Err(CallError::UnknownTool(tool.to_owned()));
+        };
         if input.len() > MAX_INPUT_BYTES {
             let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
             let duration = started.elapsed();
+            if let Some(metrics) = &self.inner.metrics {
+                metrics.call_finished(tool, &envelope, duration, &[]);
+            }
             self.log_call(tool, &envelope, duration, context, 0);
             return Ok(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 });
         }
@@ -318,6 +352,9 @@ impl Host {
             input,
         );
         let duration = started.elapsed();
+        if let Some(metrics) = &inner.metrics {
+            metrics.call_finished(tool, &run.envelope, duration, &run.receipts);
+        }
         self.log_guest_output(tool, context, &run);
         self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
         Ok(CallRecord {

@@ -32,6 +32,7 @@
 //! - [`liaison`]: sessions, the host key and skill directories; the
 //!   answer, trace, skills and validator re-exported from the contract crate.
 //! - [`log`]: structured log records and sinks.
+//! - [`metrics`]: Prometheus counters, gauges and histograms.
 
 // The embedder's API: the host, its config and errors, the envelope and the
 // contract, capabilities (sources an embedder may supply), the liaison,
@@ -45,6 +46,7 @@ pub mod host;
 pub mod inspect;
 pub mod liaison;
 pub mod log;
+pub mod metrics;
 pub mod plugin;
 
 // The contract's tables and pure parsers live in `harmonia-contract`; the

@@ -6,6 +6,9 @@
 //! built here and only here:
 //! - a deadline passed (in the guest or waiting on a capability) is
 //!   `tool_timeout`;
+//! - a deadline that passed while every call slot was taken is the
+//!   retryable `dependency_unavailable`: the call never ran, so the
+//!   caller may retry it as it is;
 //! - a trap, panic, stack overflow, memory limit or exhausted fuel is
 //!   `tool_execution_failed` with a fixed message per cause (the raw trap
 //!   text goes to the log only);
@@ -33,6 +36,7 @@ use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
 use crate::envelope::{Envelope, ErrorObject, EvidenceItem, MAX_DATA_BYTES, MAX_EVIDENCE, Provenance};
 use crate::limits::ComponentLimits;
+use crate::metrics::{Bound, Metrics};
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -146,9 +150,17 @@ pub fn invoke(
     input: &str,
 ) -> CallRun {
     let deadline = Instant::now() + deadline;
-    let Some(_slot) = runtime.slots.acquire(deadline) else {
+    let acquired = runtime.slots.acquire(deadline);
+    if let Some(metrics) = &runtime.metrics {
+        match &acquired {
+            Ok((_, Some(waited))) => metrics.slot_wait(Bound::HostSlots, *waited, true),
+            Ok((_, None)) => {}
+            Err(waited) => metrics.slot_wait(Bound::HostSlots, *waited, false),
+        }
+    }
+    let Ok((_slot, _)) = acquired else {
         return CallRun {
-            envelope: Envelope::stable_error(&contract::TOOL_TIMEOUT),
+            envelope: Envelope::stable_error(&contract::DEPENDENCY_UNAVAILABLE),
             receipts: Vec::new(),
             stdout: Default::default(),
             stderr: Default::default(),
@@ -156,6 +168,7 @@ pub fn invoke(
             peak_memory_bytes: 0,
         };
     };
+    let _running = runtime.metrics.as_ref().map(Metrics::running);
     let mut store = new_store(runtime, limits, deadline, binding);
     let mut trap = None;
     let outcome = match pre.instantiate(&mut store) {

@@ -104,7 +104,8 @@ pub fn not_allowed() -> Envelope {
     })
 }
 
-/// The retryable envelope for a call past the in-flight bound.
+/// The retryable envelope for a call whose deadline passed while it
+/// waited for an in-flight permit (it never ran).
 pub fn busy() -> Envelope {
     Envelope::stable_error(&DEPENDENCY_UNAVAILABLE)
 }

@@ -12,6 +12,9 @@
 //! workspace_claim = "harmonia_workspace"
 //! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
 //! otlp_endpoint = "http://127.0.0.1:4318/v1/traces"
+//! [metrics]                            # GET /metrics (Prometheus text)
+//! enabled = true                       # false: no route, nothing counted
+//! require_token = false                # true: behind the bearer check
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
 //! max_sessions = 64
@@ -43,8 +46,29 @@ pub struct ServeConfig {
     pub replica_id: Option<String>,
     /// OpenTelemetry spans (off without an endpoint).
     pub telemetry: TelemetryConfig,
+    /// The metrics endpoint.
+    pub metrics: MetricsConfig,
     /// The bounds.
     pub limits: Limits,
+}
+
+/// `GET /metrics`: served without a credential by default, like most
+/// exporters (it carries no tokens, arguments or workspaces, only counts
+/// by bounded labels); an operator may put it behind the bearer check or
+/// turn it off.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `GET /metrics` and count (off: nothing is counted).
+    pub enabled: bool,
+    /// Ask for a valid bearer token, as on `/mcp`.
+    pub require_token: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self { enabled: true, require_token: false }
+    }
 }
 
 /// Every bound the server keeps.
@@ -55,8 +79,8 @@ pub struct Limits {
     pub max_body_kib: u32,
     /// Most MCP sessions open at once (503 + Retry-After past it).
     pub max_sessions: u32,
-    /// Most tool calls running at once (a retryable
-    /// `dependency_unavailable` envelope past it).
+    /// Most tool calls running at once; past it a call waits up to its
+    /// deadline, then gets a retryable `dependency_unavailable` envelope.
     pub max_in_flight_calls: u32,
     /// A session idle this long is closed, seconds.
     pub idle_session_s: u64,

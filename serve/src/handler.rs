@@ -11,8 +11,11 @@
 //! [`TRACE_URI`]. Unbound connections call the host directly.
 //!
 //! `Host::call` blocks, so calls run on tokio's blocking pool, at most
-//! `limits.max_in_flight_calls` at once; a call past the bound is answered
-//! at once with a retryable `dependency_unavailable` envelope.
+//! `limits.max_in_flight_calls` at once. A call past the bound waits for a
+//! permit up to its deadline (the tool's, capped by the request timeout);
+//! if none frees by then it is answered with the retryable
+//! `dependency_unavailable` envelope, having never run. Waits, refusals
+//! and outcomes are counted in the host's metrics.
 
 use crate::auth::Principal;
 use crate::catalog;
@@ -20,6 +23,9 @@ use crate::state::ServeState;
 use harmonia_host::CallContext;
 use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
+use harmonia_host::liaison::trace::EntryKind;
+use harmonia_host::liaison::validator::RuleCode;
+use harmonia_host::metrics::{Bound, Metrics};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
@@ -33,6 +39,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// The URI of a skill-bound session's signed trace.
 pub const TRACE_URI: &str = "harmonia://session/trace";
@@ -110,8 +118,7 @@ impl McpServer {
         tool: String,
         args: Value,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Ok(permit) = Arc::clone(&self.state.calls).try_acquire_owned() else {
-            tracing::warn!(tool = %tool, "call refused: too many calls in flight");
+        let Some(permit) = self.permit(&tool).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
         let envelope = match &self.skill {
@@ -141,6 +148,11 @@ impl McpServer {
                     let (envelope, record) = session
                         .call_recorded(&tool, &args)
                         .map_err(|error| format!("{}: {error}", error.code()))?;
+                    // A session that ended records nothing: only an
+                    // answered call has a new entry to count.
+                    if let Some(metrics) = &state.metrics {
+                        count_refusal(metrics, &session, &tool);
+                    }
                     if let Some(record) = record {
                         state.record_spans(&tool, &record);
                     }
@@ -155,6 +167,42 @@ impl McpServer {
             Err(_) => Err(ErrorData::internal_error("the call did not finish", None)),
         }
     }
+}
+
+impl McpServer {
+    /// A call permit, waiting up to the call's deadline for one to free;
+    /// `None` when the deadline passed first.
+    async fn permit(&self, tool: &str) -> Option<OwnedSemaphorePermit> {
+        let calls = Arc::clone(&self.state.calls);
+        if let Ok(permit) = Arc::clone(&calls).try_acquire_owned() {
+            return Some(permit);
+        }
+        let deadline = self.state.liaison.host().deadline(tool).unwrap_or_default();
+        let wait = deadline.min(self.state.limits.request_timeout());
+        let started = Instant::now();
+        let permit = tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
+        let waited = started.elapsed();
+        if let Some(metrics) = &self.state.metrics {
+            metrics.slot_wait(Bound::ServeInFlight, waited, permit.is_some());
+            if permit.is_none() {
+                metrics.call_unavailable(tool, waited);
+            }
+        }
+        if permit.is_none() {
+            tracing::warn!(tool = %tool, waited_ms = waited.as_millis() as u64, "call answered busy: no call slot freed before its deadline");
+        }
+        permit
+    }
+}
+
+/// Count the session's last entry when the guard refused it, by rule.
+fn count_refusal(metrics: &Metrics, session: &Session, tool: &str) {
+    let Some(entry) = session.trace().entries.last() else { return };
+    if entry.kind != EntryKind::ToolRefused {
+        return;
+    }
+    let rule = entry.reason.as_deref().and_then(|reason| reason.parse::<RuleCode>().ok());
+    metrics.call_refused(tool, rule.map(RuleCode::as_str));
 }
 
 impl ServerHandler for McpServer {
@@ -221,6 +269,9 @@ impl ServerHandler for McpServer {
         let tool = request.name.to_string();
         if !principal.allows(&tool) || self.state.liaison.host().descriptor(&tool).is_none() {
             tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
+            if let Some(metrics) = &self.state.metrics {
+                metrics.call_refused(&tool, None);
+            }
             return Ok(catalog::result(&catalog::not_allowed()).into());
         }
         let args = Value::Object(request.arguments.unwrap_or_default());

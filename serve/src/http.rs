@@ -8,7 +8,10 @@
 //! - `POST /v1/validate`: `{"trace", "answer", "mode"}` → the verdict JSON
 //!   of `harmonia validate --json`, traces verified with this server's key;
 //! - `GET /healthz` (the process answers) and `GET /readyz` (serving, not
-//!   draining): no credential needed.
+//!   draining): no credential needed;
+//! - `GET /metrics`: the Prometheus text of the host's metrics, without a
+//!   credential unless `[metrics] require_token` (absent when
+//!   `[metrics] enabled = false`).
 //!
 //! Every other request needs `Authorization: Bearer`: without a valid one
 //! it gets 401 with `WWW-Authenticate` and never reaches MCP handling; the
@@ -69,6 +72,12 @@ impl App {
     }
 
     fn unavailable(&self, why: &'static str) -> Response {
+        if let Some(metrics) = &self.state.metrics {
+            metrics.http_unavailable(match why {
+                "draining" => "draining",
+                _ => "too_many_sessions",
+            });
+        }
         let mut response =
             (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why}))).into_response();
         response
@@ -100,6 +109,9 @@ async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: N
         }
         Err(error) => {
             tracing::warn!(reason = %error, method = %request.method(), path = request.uri().path(), "authentication failed");
+            if let Some(metrics) = &app.state.metrics {
+                metrics.authentication_failure(error.reason());
+            }
             unauthorized(&error)
         }
     }
@@ -228,7 +240,22 @@ async fn validate(State(app): State<Arc<App>>, body: Bytes) -> Response {
     };
     let verification = document.verify(&app.state.trace_key).map_err(|error| error.to_string());
     let verdict = validate_received(&document.trace, verification, answer, app.state.liaison.skills(), mode);
+    if let (Some(metrics), Some(rule)) = (&app.state.metrics, verdict.rule) {
+        metrics.refusal(rule.as_str());
+    }
     axum::Json(serde_json::to_value(&verdict).unwrap_or(Value::Null)).into_response()
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let Some(metrics) = &app.state.metrics else {
+        return (StatusCode::NOT_FOUND, axum::Json(json!({"error": "metrics are off"}))).into_response();
+    };
+    let mut response = metrics.encode().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(harmonia_host::metrics::Metrics::CONTENT_TYPE),
+    );
+    response
 }
 
 /// The HTTP server, ready to run on a listener.
@@ -287,9 +314,18 @@ impl HttpServer {
         }
         let app =
             Arc::new(App { state: Arc::clone(&state), auth, managers, draining: AtomicBool::new(false) });
-        let protected = mcp
+        let mut protected = mcp
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), well_formed))
-            .route("/v1/validate", post(validate))
+            .route("/v1/validate", post(validate));
+        let mut open = Router::new();
+        if config.metrics.enabled {
+            if config.metrics.require_token {
+                protected = protected.route("/metrics", get(metrics));
+            } else {
+                open = open.route("/metrics", get(metrics));
+            }
+        }
+        let protected = protected
             .layer(DefaultBodyLimit::max(limits.max_body_bytes()))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authenticate));
         let ready = Arc::clone(&app);
@@ -308,6 +344,7 @@ impl HttpServer {
                     }
                 }),
             )
+            .merge(open)
             .merge(protected)
             .layer(middleware::from_fn_with_state(Arc::clone(&app), bound))
             .with_state(Arc::clone(&app));

@@ -5,6 +5,7 @@ use crate::config::Limits;
 use crate::telemetry::CallSpans;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
+use harmonia_host::metrics::Metrics;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -20,6 +21,8 @@ pub struct ServeState {
     pub trace_key: PublicKey,
     /// Where each call's spans go, when telemetry is on.
     pub spans: Option<CallSpans>,
+    /// The host's metrics, when it counts any (served at `GET /metrics`).
+    pub metrics: Option<Metrics>,
 }
 
 impl ServeState {
@@ -31,6 +34,7 @@ impl ServeState {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
+            metrics: liaison.host().metrics().cloned(),
             liaison,
             limits,
             trace_key,

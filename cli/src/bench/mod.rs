@@ -118,6 +118,12 @@ fn trivial(effort: &Effort, out: &mut Report) -> Result<Host> {
     let with_pool = time_calls(&pooled, "trivial_probe", "{}", &context, effort.trivial_calls);
     let unpooled = guest_host(bare_config(false), "testing-trivial")?;
     let without_pool = time_calls(&unpooled, "trivial_probe", "{}", &context, effort.trivial_calls);
+    let bytes = harmonia_artifacts::bench_guest("testing-trivial").context("bench guest missing")?.to_vec();
+    let counted = Host::builder(bare_config(true))
+        .component("testing-trivial", bytes)
+        .metrics(harmonia_host::metrics::Metrics::new())
+        .build()?;
+    let with_metrics = time_calls(&counted, "trivial_probe", "{}", &context, effort.trivial_calls);
     out.say(format!("trivial guest, fresh instance per call ({} calls):", effort.trivial_calls));
     out.say(format!("  pooling:     p50 {:8.1} us   p99 {:8.1} us", with_pool.p50_us(), with_pool.p99_us()));
     out.say(format!(
@@ -125,7 +131,13 @@ fn trivial(effort: &Effort, out: &mut Report) -> Result<Host> {
         without_pool.p50_us(),
         without_pool.p99_us()
     ));
+    out.say(format!(
+        "  pooling, metrics on: p50 {:8.1} us   p99 {:8.1} us",
+        with_metrics.p50_us(),
+        with_metrics.p99_us()
+    ));
     out.insert("trivial_call_us_p50", json!(with_pool.p50_us()));
+    out.insert("trivial_call_us_p50_metrics", json!(with_metrics.p50_us()));
     out.insert("trivial_call_us_p99", json!(with_pool.p99_us()));
     out.insert("trivial_call_us_p50_no_pool", json!(without_pool.p50_us()));
     out.insert("trivial_call_us_p99_no_pool", json!(without_pool.p99_us()));

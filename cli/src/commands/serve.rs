@@ -3,7 +3,7 @@
 //! Everything but the flags lives in the `harmonia-serve` crate.
 
 use crate::args::HostArgs;
-use crate::setup::{UsageError, build_host, load_config, load_skills, workspace};
+use crate::setup::{UsageError, build_host_with, load_config, load_skills, workspace};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use harmonia_host::liaison::session::Liaison;
@@ -167,7 +167,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         Some(path) => ServeConfig::from_file(path)?,
         None => ServeConfig::default(),
     };
-    let host = build_host(&args.host)?;
+    // Counted only where `GET /metrics` can serve them.
+    let metrics = (config.metrics.enabled && args.http.is_some()).then(harmonia_host::metrics::Metrics::new);
+    let host = build_host_with(&args.host, metrics)?;
     let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
     let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
         .context("skills and tools disagree")?

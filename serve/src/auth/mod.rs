@@ -50,6 +50,18 @@ pub enum AuthError {
 }
 
 impl AuthError {
+    /// A fixed label for the metrics: `missing`, `malformed`,
+    /// `unknown_token` or `invalid_jwt` (never the token or the JWT's
+    /// error text).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Malformed => "malformed",
+            Self::UnknownToken => "unknown_token",
+            Self::InvalidJwt(_) => "invalid_jwt",
+        }
+    }
+
     /// The RFC 6750 error code for the `WWW-Authenticate` header.
     pub fn bearer_error(&self) -> Option<&'static str> {
         match self {

@@ -1,0 +1,412 @@
+//! `GET /metrics` and the in-flight bound of `harmonia serve`, over real
+//! HTTP on 127.0.0.1: the scrape after real calls (a success, a tool
+//! error, a hostile guest's timeout, refused credentials, refusals by
+//! rule) has exact values; a canary sent as an argument or a token never
+//! appears in it; a flood of made-up tool names adds one series at most;
+//! a call past `limits.max_in_flight_calls` waits for a permit up to its
+//! deadline, then gets exactly the retryable `dependency_unavailable`.
+
+use harmonia_host::Host;
+use harmonia_host::config::HostConfig;
+use harmonia_host::liaison::session::Liaison;
+use harmonia_host::metrics::Metrics;
+use harmonia_serve::auth::Authenticator;
+use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
+use harmonia_serve::config::{Limits, ServeConfig};
+use harmonia_serve::http::HttpServer;
+use harmonia_serve::state::ServeState;
+use harmonia_testkit::hosts::guest_path;
+use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::tempdir::TempDir;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const CANARY_ARG: &str = "CANARY-argument-5f1e";
+const CANARY_TOKEN: &str = "CANARY-token-9c3a";
+
+/// A server on 127.0.0.1 over the mock built-in tools, the looping guest
+/// and the fetch guest (routed to `upstream`), stopped on drop.
+struct Server {
+    url: String,
+    token: String,
+    agent: ureq::Agent,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    runtime: tokio::runtime::Runtime,
+    running: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _dir: TempDir,
+}
+
+impl Server {
+    fn start(upstream: &Loopback, config: ServeConfig) -> Self {
+        let cache = TempDir::new("serve-metrics-cache");
+        Self::start_cached(upstream, config, &cache)
+    }
+
+    /// Like [`Server::start`], with the component cache in `cache`.
+    fn start_cached(upstream: &Loopback, config: ServeConfig, cache: &TempDir) -> Self {
+        let dir = TempDir::new("serve-metrics");
+        let mut host_config = HostConfig { mock: true, ..HostConfig::default() };
+        host_config.cache.dir = Some(cache.path().to_owned());
+        host_config.public_web.routes.insert("https://hn.algolia.com".into(), upstream.base_url());
+        let mut builder = Host::builder(host_config).public_web_mock(false).metrics(Metrics::new());
+        for guest in ["hostile-loop", "testing-fetch-url"] {
+            builder = builder.component_file(guest_path(guest)).unwrap();
+        }
+        let host = builder.build().unwrap();
+        let mut tokens = TokenFile::default();
+        let tools = ["get_job_status", "hostile_loop", "testing_fetch_url"].map(str::to_owned).to_vec();
+        let (token, _) = tokens.add("ws_demo", tools).unwrap();
+        let tokens_path = dir.path().join("tokens.toml");
+        tokens.save(&tokens_path).unwrap();
+        // Only the job-status skill: the test guests name skills whose
+        // files do not allow them.
+        let skills = dir.path().join("skills/job-status");
+        std::fs::create_dir_all(&skills).unwrap();
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/job-status/SKILL.md");
+        std::fs::copy(repo, skills.join("SKILL.md")).unwrap();
+        let skills = harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap();
+        let state = ServeState::new(Liaison::new(host, skills).unwrap(), config.limits.clone()).unwrap();
+        let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), None);
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = HttpServer::new(state, auth, &config);
+        let running = runtime.spawn(server.run(listener, async move {
+            let _ = stopped.await;
+        }));
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(60)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self { url, token, agent, stop: Some(stop), runtime, running: Some(running), _dir: dir }
+    }
+
+    /// One stateless (2026-07-28) `tools/call` with `token`: the status
+    /// and the JSON-RPC answer.
+    fn call_with(&self, token: &str, tool: &str, arguments: Value) -> (u16, Value) {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments,
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "metrics-test", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let mut request = self
+            .agent
+            .post(format!("{}/mcp", self.url))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", tool);
+        if !token.is_empty() {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        let mut response = request.send(body.to_string()).unwrap();
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// The envelope of a call with the server's token.
+    fn envelope(&self, tool: &str, arguments: Value) -> Value {
+        let (status, answer) = self.call_with(&self.token, tool, arguments);
+        assert_eq!(status, 200, "{answer}");
+        answer["result"]["structuredContent"].clone()
+    }
+
+    fn validate(&self, request: Value) -> Value {
+        let mut response = self
+            .agent
+            .post(format!("{}/v1/validate", self.url))
+            .header("Authorization", &format!("Bearer {}", self.token))
+            .header("Content-Type", "application/json")
+            .send(request.to_string())
+            .unwrap();
+        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
+    }
+
+    fn scrape(&self) -> (u16, Option<String>, String) {
+        let mut response = self.agent.get(format!("{}/metrics", self.url)).call().unwrap();
+        let content_type =
+            response.headers().get("content-type").and_then(|value| value.to_str().ok()).map(str::to_owned);
+        (response.status().as_u16(), content_type, response.body_mut().read_to_string().unwrap())
+    }
+
+    fn metrics(&self) -> String {
+        let (status, _, text) = self.scrape();
+        assert_eq!(status, 200, "{text}");
+        text
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Close the pooled connections, so the drain need not wait for them.
+        self.agent = ureq::Agent::new_with_defaults();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(running) = self.running.take() {
+            let _ =
+                self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(20), running).await });
+        }
+    }
+}
+
+/// The value of one series, 0 when it was never created.
+fn value(text: &str, series: &str) -> f64 {
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
+}
+
+fn series_count(text: &str, family: &str) -> usize {
+    text.lines().filter(|line| line.starts_with(&format!("{family}{{"))).count()
+}
+
+fn dependency_unavailable() -> Value {
+    json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable", "category": "dependency",
+        "message": "The data source is unavailable right now.", "retryable": true}, "evidence": []})
+}
+
+#[test]
+fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
+    let upstream = Loopback::start();
+    let cache = TempDir::new("serve-metrics-shared-cache");
+    let first = Server::start_cached(&upstream, ServeConfig::default(), &cache);
+    // Six built-in tools and two guests, compiled into an empty cache...
+    assert_eq!(value(&first.metrics(), r#"harmonia_component_loads_total{outcome="miss"}"#), 8.0);
+    drop(first);
+    // ... then loaded from it.
+    let server = Server::start_cached(&upstream, ServeConfig::default(), &cache);
+    let (status, content_type, before) = server.scrape();
+    assert_eq!(status, 200, "served without a credential");
+    assert!(content_type.unwrap_or_default().starts_with("application/openmetrics-text"));
+    assert!(before.ends_with("# EOF\n"), "{before}");
+    assert_eq!(value(&before, r#"harmonia_component_loads_total{outcome="hit"}"#), 8.0, "{before}");
+    assert_eq!(value(&before, r#"harmonia_component_loads_total{outcome="miss"}"#), 0.0, "{before}");
+
+    assert_eq!(server.envelope("get_job_status", json!({"job_id": "job-7"}))["status"], "success");
+    let error = server.envelope("get_job_status", json!({"job_id": CANARY_ARG}));
+    assert_eq!(error["error"]["code"], "job_not_found", "{error}");
+    let timeout = server.envelope("hostile_loop", json!({"secret": CANARY_ARG}));
+    assert_eq!(timeout["error"]["code"], "tool_timeout", "{timeout}");
+    let (status, _) = server.call_with(CANARY_TOKEN, "get_job_status", json!({}));
+    assert_eq!(status, 401);
+    let (status, _) = server.call_with("", "get_job_status", json!({}));
+    assert_eq!(status, 401);
+    // Loaded but not allowed for this credential: refused, under its name.
+    let refused = server.envelope("get_operator_feed", json!({}));
+    assert_eq!(refused["error"]["code"], "call_refused", "{refused}");
+    let verdict = server.validate(json!({"trace": [], "answer": {}, "mode": "review"}));
+    assert_eq!(verdict["rule"], "answer_schema", "{verdict}");
+    let verdict = server.validate(json!({"trace": [], "answer": {}, "mode": "submission"}));
+    assert_eq!(verdict["rule"], "trace_unverified", "{verdict}");
+
+    let text = server.metrics();
+    let expected = [
+        (r#"harmonia_calls_total{tool="get_job_status",code="success"}"#, 1.0),
+        (r#"harmonia_calls_total{tool="get_job_status",code="job_not_found"}"#, 1.0),
+        (r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#, 1.0),
+        (r#"harmonia_calls_total{tool="get_operator_feed",code="call_refused"}"#, 1.0),
+        (r#"harmonia_call_duration_seconds_count{tool="get_job_status"}"#, 2.0),
+        (r#"harmonia_call_duration_seconds_count{tool="hostile_loop"}"#, 1.0),
+        (r#"harmonia_call_duration_seconds_bucket{le="0.5",tool="hostile_loop"}"#, 0.0),
+        (r#"harmonia_call_duration_seconds_bucket{le="+Inf",tool="hostile_loop"}"#, 1.0),
+        (r#"harmonia_capability_uses_total{kind="workspace",status="ok"}"#, 1.0),
+        (r#"harmonia_capability_uses_total{kind="workspace",status="not_found"}"#, 1.0),
+        (r#"harmonia_authentication_failures_total{reason="unknown_token"}"#, 1.0),
+        (r#"harmonia_authentication_failures_total{reason="missing"}"#, 1.0),
+        (r#"harmonia_refusals_total{rule="answer_schema"}"#, 1.0),
+        (r#"harmonia_refusals_total{rule="trace_unverified"}"#, 1.0),
+        ("harmonia_calls_in_flight", 0.0),
+    ];
+    for (series, wanted) in expected {
+        assert_eq!(value(&text, series), wanted, "{series}\n{text}");
+    }
+    assert_eq!(series_count(&text, "harmonia_calls_total"), 4, "{text}");
+    for secret in ["CANARY", server.token.as_str(), "ws_demo", "job-7"] {
+        assert!(!text.contains(secret), "`{secret}` in the scrape:\n{text}");
+    }
+
+    // A flood of made-up tool names: one `unknown` series, whatever the count.
+    for index in 0..200 {
+        let refused = server.envelope(&format!("made_up_{CANARY_ARG}_{index}"), json!({}));
+        assert_eq!(refused["error"]["code"], "call_refused", "{refused}");
+    }
+    let flooded = server.metrics();
+    assert_eq!(series_count(&flooded, "harmonia_calls_total"), 5, "{flooded}");
+    assert_eq!(value(&flooded, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), 200.0);
+    assert_eq!(flooded.lines().count(), text.lines().count() + 1, "the flood added one line");
+    assert!(!flooded.contains("made_up") && !flooded.contains("CANARY"), "{flooded}");
+}
+
+#[test]
+fn a_skill_sessions_refusals_are_counted_by_rule() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let url = format!("{}/mcp/skills/job-status", server.url);
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = server
+            .agent
+            .post(&url)
+            .header("Authorization", &format!("Bearer {}", server.token))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-06-18");
+        }
+        let mut response = request.send(body.to_string()).unwrap();
+        let id = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        (id, response.body_mut().read_to_string().unwrap())
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "metrics-test", "version": "1"}}});
+    let (id, _) = post(None, init);
+    let id = id.expect("a session id");
+    post(Some(&id), json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The credential allows the loop, the skill does not: the guard refuses.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hostile_loop", "arguments": {}}});
+    let (_, body) = post(Some(&id), call);
+    assert!(body.contains("call_refused"), "{body}");
+    let text = server.metrics();
+    assert_eq!(value(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#), 1.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#),
+        1.0,
+        "{text}"
+    );
+}
+
+#[test]
+fn a_session_past_the_bound_is_a_503_with_retry_after_and_counted() {
+    let upstream = Loopback::start();
+    let config =
+        ServeConfig { limits: Limits { max_sessions: 1, ..Limits::default() }, ..ServeConfig::default() };
+    let server = Server::start(&upstream, config);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "metrics-test", "version": "1"}}});
+    let open = || {
+        server
+            .agent
+            .post(format!("{}/mcp", server.url))
+            .header("Authorization", &format!("Bearer {}", server.token))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .send(init.to_string())
+            .unwrap()
+    };
+    assert_eq!(open().status().as_u16(), 200);
+    let refused = open();
+    assert_eq!(refused.status().as_u16(), 503);
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
+    let text = server.metrics();
+    assert_eq!(value(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#), 1.0, "{text}");
+}
+
+#[test]
+fn metrics_can_require_a_token_or_be_off() {
+    let upstream = Loopback::start();
+    let mut config = ServeConfig::default();
+    config.metrics.require_token = true;
+    let server = Server::start(&upstream, config);
+    let (status, _, _) = server.scrape();
+    assert_eq!(status, 401, "a credential is required");
+    let mut response = server
+        .agent
+        .get(format!("{}/metrics", server.url))
+        .header("Authorization", &format!("Bearer {}", server.token))
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.body_mut().read_to_string().unwrap().contains("harmonia_calls_in_flight"));
+    drop(server);
+    let mut config = ServeConfig::default();
+    config.metrics.enabled = false;
+    let server = Server::start(&upstream, config);
+    let (status, _, _) = server.scrape();
+    assert_eq!(status, 404, "no metrics route when off");
+}
+
+fn one_permit() -> ServeConfig {
+    ServeConfig { limits: Limits { max_in_flight_calls: 1, ..Limits::default() }, ..ServeConfig::default() }
+}
+
+/// Start a call holding the only permit in the upstream; return once the
+/// upstream has its request.
+fn hold_the_permit(server: &Server, upstream: &Loopback) -> std::thread::JoinHandle<Value> {
+    let (url, token, agent) = (server.url.clone(), server.token.clone(), server.agent.clone());
+    let holder = std::thread::spawn(move || {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "testing_fetch_url",
+            "arguments": {"url": "https://hn.algolia.com/hold"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "holder", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let mut response = agent
+            .post(format!("{url}/mcp"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "testing_fetch_url")
+            .send(body.to_string())
+            .unwrap();
+        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        answer["result"]["structuredContent"].clone()
+    });
+    let started = Instant::now();
+    while upstream.requests().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the holder never reached the upstream");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    holder
+}
+
+#[test]
+fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline() {
+    let upstream = Loopback::start();
+    upstream
+        .route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
+    let server = Server::start(&upstream, one_permit());
+    let holder = hold_the_permit(&server, &upstream);
+    let started = Instant::now();
+    let waiter = server.envelope("get_job_status", json!({"job_id": "job-7"}));
+    let waited = started.elapsed();
+    assert_eq!(waiter["status"], "success", "{waiter}");
+    assert!(waited >= Duration::from_millis(200), "the call did not wait: {waited:?}");
+    assert_eq!(holder.join().unwrap()["data"]["status"], 200);
+    let text = server.metrics();
+    assert_eq!(value(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#), 1.0, "{text}");
+    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#), 0.0, "{text}");
+    assert_eq!(value(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#), 1.0, "{text}");
+}
+
+#[test]
+fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_deadline() {
+    let upstream = Loopback::start();
+    upstream
+        .route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
+    let server = Server::start(&upstream, one_permit());
+    let holder = hold_the_permit(&server, &upstream);
+    let started = Instant::now();
+    // The loop's deadline is 1 s: it passes while the permit is held, and
+    // the loop never runs.
+    let waiter = server.envelope("hostile_loop", json!({}));
+    let waited = started.elapsed();
+    assert_eq!(waiter, dependency_unavailable());
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
+    let text = server.metrics();
+    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#), 1.0, "{text}");
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(holder.join().unwrap()["data"]["status"], 200);
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+}
