@@ -170,3 +170,33 @@ fn a_client_slow_to_send_its_headers_or_body_is_cut() {
     fine.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+/// One `GET /healthz` on a new connection: the status line and headers.
+fn healthz(address: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn connections_past_the_bound_get_503_with_retry_after_until_one_closes() {
+    let server = Server::start("connections", "max_connections = 2\nretry_after_s = 3\n");
+    let held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(server.address()).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let refused = healthz(server.address());
+    assert!(refused.starts_with("HTTP/1.1 503"), "a connection past the bound is refused: {refused}");
+    assert!(refused.to_ascii_lowercase().contains("retry-after: 3"), "{refused}");
+    drop(held);
+    let started = Instant::now();
+    loop {
+        let answer = healthz(server.address());
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "a closed connection frees its place: {answer}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

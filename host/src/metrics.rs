@@ -313,7 +313,8 @@ impl Metrics {
     }
 
     /// Count a request refused with 503 before MCP handling; `reason` is
-    /// one of a fixed set (`draining`, `too_many_sessions`).
+    /// one of a fixed set (`draining`, `too_many_sessions`,
+    /// `too_many_connections`).
     pub fn http_unavailable(&self, reason: &'static str) {
         self.series.unavailable.get_or_create(&ReasonLabel { reason }).inc();
     }

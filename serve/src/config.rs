@@ -18,6 +18,7 @@
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
 //! max_sessions = 64
+//! max_connections = 512
 //! max_in_flight_calls = 32
 //! idle_session_s = 300
 //! request_timeout_s = 150
@@ -79,6 +80,9 @@ pub struct Limits {
     pub max_body_kib: u32,
     /// Most MCP sessions open at once (503 + Retry-After past it).
     pub max_sessions: u32,
+    /// Most client connections open at once; one past it is answered 503
+    /// with Retry-After and closed.
+    pub max_connections: u32,
     /// Most tool calls running at once; past it a call waits up to its
     /// deadline, then gets a retryable `dependency_unavailable` envelope.
     pub max_in_flight_calls: u32,
@@ -98,6 +102,7 @@ impl Default for Limits {
         Self {
             max_body_kib: 1024,
             max_sessions: 64,
+            max_connections: 512,
             max_in_flight_calls: 32,
             idle_session_s: 300,
             request_timeout_s: 150,
@@ -162,6 +167,7 @@ impl ServeConfig {
         let positive = [
             ("limits.max_body_kib", u64::from(limits.max_body_kib)),
             ("limits.max_sessions", u64::from(limits.max_sessions)),
+            ("limits.max_connections", u64::from(limits.max_connections)),
             ("limits.max_in_flight_calls", u64::from(limits.max_in_flight_calls)),
             ("limits.idle_session_s", limits.idle_session_s),
             ("limits.request_timeout_s", limits.request_timeout_s),

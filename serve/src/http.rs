@@ -75,6 +75,7 @@ impl App {
         if let Some(metrics) = &self.state.metrics {
             metrics.http_unavailable(match why {
                 "draining" => "draining",
+                "too many connections" => "too_many_connections",
                 _ => "too_many_sessions",
             });
         }
@@ -382,6 +383,8 @@ impl HttpServer {
             cancel.cancel();
         };
         tokio::pin!(stop);
+        let connections =
+            Arc::new(tokio::sync::Semaphore::new(self.app.state.limits.max_connections as usize));
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
@@ -395,9 +398,15 @@ impl HttpServer {
                     };
                     // Small JSON-RPC answers must not wait for delayed ACKs.
                     let _ = stream.set_nodelay(true);
+                    let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+                        tracing::warn!("connection refused: too many open connections");
+                        tokio::spawn(refuse_connection(stream, Arc::clone(&self.app)));
+                        continue;
+                    };
                     let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service.clone());
                     let connection = graceful.watch(connection.into_owned());
                     tokio::spawn(async move {
+                        let _permit = permit;
                         let _ = connection.await;
                     });
                 }
@@ -410,6 +419,21 @@ impl HttpServer {
         }
         Ok(())
     }
+}
+
+/// Answer the one request of a connection past the bound with a 503 and
+/// `Retry-After`, then close it; the whole exchange within the header
+/// timeout and a second.
+async fn refuse_connection(stream: tokio::net::TcpStream, app: Arc<App>) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let limit = Duration::from_secs(app.state.limits.header_timeout_s + 1);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.keep_alive(false).timer(TokioTimer::new()).header_read_timeout(limit);
+    let service = hyper::service::service_fn(move |_request| {
+        let app = Arc::clone(&app);
+        async move { Ok::<_, std::convert::Infallible>(app.unavailable("too many connections")) }
+    });
+    let _ = tokio::time::timeout(limit, builder.serve_connection(TokioIo::new(stream), service)).await;
 }
 
 use tower::ServiceExt as _;
