@@ -9,7 +9,8 @@ use harmonia_host::metrics::Metrics;
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::hosts::{bare_config, guest_path};
 use harmonia_testkit::server::{Loopback, Reply};
-use serde_json::{Value, json};
+use harmonia_testkit::{dependency_unavailable, metric_value};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 
 const HOLD_URL: &str = r#"{"url": "https://hn.algolia.com/hold"}"#;
@@ -44,16 +45,6 @@ fn hold_the_slot(host: &Host, server: &Loopback) -> std::thread::JoinHandle<Valu
     handle
 }
 
-/// The value of one series in the text, 0 when it was never created.
-fn value(text: &str, series: &str) -> f64 {
-    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
-}
-
-fn dependency_unavailable() -> Value {
-    json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable", "category": "dependency",
-        "message": "The data source is unavailable right now.", "retryable": true}, "evidence": []})
-}
-
 #[test]
 fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     let server = Loopback::start();
@@ -70,21 +61,29 @@ fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     let held = holder.join().unwrap();
     assert_eq!(held["data"]["status"], 200, "{held}");
     let text = metrics.encode();
-    assert_eq!(value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#), 0.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#), 1.0, "{text}");
+    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#),
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(metric_value(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#), 1.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#),
         1.0,
         "{text}"
     );
     assert_eq!(
-        value(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#),
+        metric_value(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#),
         1.0,
         "{text}"
     );
-    assert_eq!(value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
 }
 
 #[test]
@@ -104,10 +103,14 @@ fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_una
     assert_eq!(waiter, dependency_unavailable());
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
     let text = metrics.encode();
-    assert_eq!(value(&text, "harmonia_calls_in_flight"), 1.0, "the holder still runs: {text}");
-    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#), 1.0, "{text}");
+    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 1.0, "the holder still runs: {text}");
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
         1.0,
         "{text}"
     );
@@ -119,12 +122,12 @@ fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_una
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
     let text = metrics.encode();
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
+        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
         1.0,
         "{text}"
     );
-    assert_eq!(value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
+    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
+    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
 }
 
 #[test]
@@ -135,7 +138,7 @@ fn a_refused_plugin_and_an_unknown_tool_are_counted_without_their_names() {
         .component("not-a-component", b"\0asm-but-not-really".to_vec())
         .build();
     assert!(refused.is_err());
-    assert_eq!(value(&metrics.encode(), "harmonia_component_load_failures_total"), 1.0);
+    assert_eq!(metric_value(&metrics.encode(), "harmonia_component_load_failures_total"), 1.0);
     let host = Host::builder(bare_config())
         .metrics(metrics.clone())
         .component_file(guest_path("testing-trivial"))
@@ -144,6 +147,10 @@ fn a_refused_plugin_and_an_unknown_tool_are_counted_without_their_names() {
         .unwrap();
     assert!(host.call("no_such_tool_CANARY", "{}", &CallContext::default()).is_err());
     let text = metrics.encode();
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), 1.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#),
+        1.0,
+        "{text}"
+    );
     assert!(!text.contains("CANARY") && !text.contains("not-a-component"), "{text}");
 }

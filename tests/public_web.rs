@@ -3,9 +3,9 @@
 
 use harmonia_host::config::HostConfig;
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::expected_evidence_id;
 use harmonia_testkit::hosts::{bare_config, host_with};
 use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::{dependency_unavailable, expected_evidence_id};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -29,11 +29,6 @@ fn call(host: &Host, tool: &str, input: &str) -> Value {
 fn live(source: &str, reference: Option<&str>) -> Value {
     json!({"evidenceId": expected_evidence_id(source, "live", reference), "source": source, "provenance": "live",
         "reference": reference})
-}
-
-fn dependency_unavailable() -> Value {
-    json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable", "category": "dependency",
-        "message": "The data source is unavailable right now.", "retryable": true}, "evidence": []})
 }
 
 #[test]

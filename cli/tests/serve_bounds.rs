@@ -200,3 +200,32 @@ fn connections_past_the_bound_get_503_with_retry_after_until_one_closes() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_client_that_stops_reading_is_disconnected_and_frees_its_place() {
+    let server = Server::start("stall", "max_connections = 1\nwrite_stall_s = 1\n");
+    // Thousands of pipelined requests whose answers are never read: the
+    // server's writes soon find every buffer full.
+    let mut stalled = TcpStream::connect(server.address()).unwrap();
+    let request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    stalled.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    for _ in 0..200_000 {
+        if stalled.write_all(request).is_err() {
+            break;
+        }
+    }
+    let started = Instant::now();
+    loop {
+        let answer = healthz(server.address());
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the connection that stopped reading still holds the only place"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(stalled);
+}

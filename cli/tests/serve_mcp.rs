@@ -196,11 +196,30 @@ fn jwt_access_tokens_are_checked_for_signature_exp_nbf_aud_iss_and_workspace() {
         &dir,
         &config,
         &format!(
-            "[jwt]\njwks_url = \"http://127.0.0.1:{port}/served-jwks.json\"\nissuer = \"https://id.example\"\naudience = \"harmonia\"\n"
+            "[jwt]\njwks_url = \"http://127.0.0.1:{port}/served-jwks.json\"\nissuer = \"https://id.example\"\naudience = \"harmonia\"\njwks_refresh_min_s = 1\n"
         ),
     );
     settings["url"] = json!(server.url);
     scenario("jwt", &settings);
+
+    // The provider rotates its keys: a token signed with the new key is
+    // refused until the server has fetched the JWKS again, which the
+    // unknown key id asks for.
+    let rotated = settings["jwt_rotated"].as_str().unwrap();
+    assert_eq!(initialize_status(&server.url, rotated), 401, "a key the server has not seen yet");
+    std::fs::copy(dir.join("jwks-rotated.json"), dir.join("served-jwks.json")).unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let status = initialize_status(&server.url, rotated);
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 401);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the rotated key was never fetched");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let good = settings["jwt_good"].as_str().unwrap();
+    assert_eq!(initialize_status(&server.url, good), 200, "the old key still works");
     let _ = web.kill();
     let _ = web.wait();
 }
@@ -221,6 +240,23 @@ fn http_serve_refuses_to_start_without_credentials() {
         harmonia(&dir).args(["serve", "--http", "127.0.0.1:0", "--config"]).arg(&config).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no unauthenticated server"));
+}
+
+/// The HTTP status of an MCP `initialize` POSTed with `token`.
+fn initialize_status(url: &str, token: &str) -> u16 {
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
 }
 
 /// A loopback OTLP/HTTP collector: every request body it receives, each

@@ -24,6 +24,7 @@
 //! request_timeout_s = 150
 //! header_timeout_s = 10
 //! retry_after_s = 2
+//! write_stall_s = 30
 //! ```
 
 use crate::auth::jwt::JwtConfig;
@@ -95,6 +96,9 @@ pub struct Limits {
     pub header_timeout_s: u64,
     /// The `Retry-After` given with a 503, seconds.
     pub retry_after_s: u64,
+    /// A connection whose client has not read for this long while the
+    /// server waits to write is closed, seconds.
+    pub write_stall_s: u64,
 }
 
 impl Default for Limits {
@@ -108,6 +112,7 @@ impl Default for Limits {
             request_timeout_s: 150,
             header_timeout_s: 10,
             retry_after_s: 2,
+            write_stall_s: 30,
         }
     }
 }
@@ -172,6 +177,7 @@ impl ServeConfig {
             ("limits.idle_session_s", limits.idle_session_s),
             ("limits.request_timeout_s", limits.request_timeout_s),
             ("limits.header_timeout_s", limits.header_timeout_s),
+            ("limits.write_stall_s", limits.write_stall_s),
         ];
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
             return Err(ServeConfigError::Invalid(format!("{key} must be at least 1")));

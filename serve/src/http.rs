@@ -19,7 +19,9 @@
 //! `limits.max_body_kib` get 413; an `initialize` past `limits.max_sessions`
 //! and any request while draining get 503 with `Retry-After`; a request
 //! slower than `limits.request_timeout_s` gets 408; a client that has not
-//! sent its headers within `limits.header_timeout_s` is disconnected;
+//! sent its headers within `limits.header_timeout_s` is disconnected, and
+//! one that stops reading for `limits.write_stall_s` while the server
+//! waits to write to it;
 //! sessions idle for `limits.idle_session_s` are closed.
 //!
 //! Shutdown (SIGTERM or the caller's signal): new requests get 503, the
@@ -30,6 +32,7 @@ use crate::auth::{AuthError, Authenticator};
 use crate::config::ServeConfig;
 use crate::handler::McpServer;
 use crate::replica::ReplicaSessions;
+use crate::stalled_writes::StallLimited;
 use crate::state::ServeState;
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -385,6 +388,7 @@ impl HttpServer {
         tokio::pin!(stop);
         let connections =
             Arc::new(tokio::sync::Semaphore::new(self.app.state.limits.max_connections as usize));
+        let write_stall = Duration::from_secs(self.app.state.limits.write_stall_s);
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
@@ -403,6 +407,7 @@ impl HttpServer {
                         tokio::spawn(refuse_connection(stream, Arc::clone(&self.app)));
                         continue;
                     };
+                    let stream = StallLimited::new(stream, write_stall);
                     let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service.clone());
                     let connection = graceful.watch(connection.into_owned());
                     tokio::spawn(async move {

@@ -8,6 +8,7 @@
 //! - [`config`]: the serve config (tokens, JWT, bounds).
 //! - [`auth`]: static tokens (hashes only) and JWTs → a [`auth::Principal`].
 //! - [`catalog`]: tools as MCP tools, envelopes as MCP results.
+//! - [`stalled_writes`]: connections that fail once the client stops reading.
 //! - [`state`]: what every connection shares; the in-flight call slots.
 //! - [`handler`]: the MCP handler (tools, skills as prompts, the trace).
 //! - [`http`]: streamable HTTP on axum: authentication, bounds, drain.
@@ -23,6 +24,7 @@ pub mod config;
 pub mod handler;
 pub mod http;
 pub mod replica;
+pub mod stalled_writes;
 pub mod state;
 pub mod stdio;
 pub mod telemetry;

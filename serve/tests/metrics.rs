@@ -18,6 +18,7 @@ use harmonia_serve::state::ServeState;
 use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::{Loopback, Reply};
 use harmonia_testkit::tempdir::TempDir;
+use harmonia_testkit::{dependency_unavailable, metric_value};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -155,17 +156,8 @@ impl Drop for Server {
 }
 
 /// The value of one series, 0 when it was never created.
-fn value(text: &str, series: &str) -> f64 {
-    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
-}
-
 fn series_count(text: &str, family: &str) -> usize {
     text.lines().filter(|line| line.starts_with(&format!("{family}{{"))).count()
-}
-
-fn dependency_unavailable() -> Value {
-    json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable", "category": "dependency",
-        "message": "The data source is unavailable right now.", "retryable": true}, "evidence": []})
 }
 
 #[test]
@@ -174,7 +166,7 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
     let cache = TempDir::new("serve-metrics-shared-cache");
     let first = Server::start_cached(&upstream, ServeConfig::default(), &cache);
     // Six built-in tools and two guests, compiled into an empty cache...
-    assert_eq!(value(&first.metrics(), r#"harmonia_component_loads_total{outcome="miss"}"#), 8.0);
+    assert_eq!(metric_value(&first.metrics(), r#"harmonia_component_loads_total{outcome="miss"}"#), 8.0);
     drop(first);
     // ... then loaded from it.
     let server = Server::start_cached(&upstream, ServeConfig::default(), &cache);
@@ -182,8 +174,8 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
     assert_eq!(status, 200, "served without a credential");
     assert!(content_type.unwrap_or_default().starts_with("application/openmetrics-text"));
     assert!(before.ends_with("# EOF\n"), "{before}");
-    assert_eq!(value(&before, r#"harmonia_component_loads_total{outcome="hit"}"#), 8.0, "{before}");
-    assert_eq!(value(&before, r#"harmonia_component_loads_total{outcome="miss"}"#), 0.0, "{before}");
+    assert_eq!(metric_value(&before, r#"harmonia_component_loads_total{outcome="hit"}"#), 8.0, "{before}");
+    assert_eq!(metric_value(&before, r#"harmonia_component_loads_total{outcome="miss"}"#), 0.0, "{before}");
 
     assert_eq!(server.envelope("get_job_status", json!({"job_id": "job-7"}))["status"], "success");
     let error = server.envelope("get_job_status", json!({"job_id": CANARY_ARG}));
@@ -221,7 +213,7 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
         ("harmonia_calls_in_flight", 0.0),
     ];
     for (series, wanted) in expected {
-        assert_eq!(value(&text, series), wanted, "{series}\n{text}");
+        assert_eq!(metric_value(&text, series), wanted, "{series}\n{text}");
     }
     assert_eq!(series_count(&text, "harmonia_calls_total"), 4, "{text}");
     for secret in ["CANARY", server.token.as_str(), "ws_demo", "job-7"] {
@@ -235,7 +227,7 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
     }
     let flooded = server.metrics();
     assert_eq!(series_count(&flooded, "harmonia_calls_total"), 5, "{flooded}");
-    assert_eq!(value(&flooded, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), 200.0);
+    assert_eq!(metric_value(&flooded, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#), 200.0);
     assert_eq!(flooded.lines().count(), text.lines().count() + 1, "the flood added one line");
     assert!(!flooded.contains("made_up") && !flooded.contains("CANARY"), "{flooded}");
 }
@@ -269,9 +261,9 @@ fn a_skill_sessions_refusals_are_counted_by_rule() {
     let (_, body) = post(Some(&id), call);
     assert!(body.contains("call_refused"), "{body}");
     let text = server.metrics();
-    assert_eq!(value(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#), 1.0, "{text}");
+    assert_eq!(metric_value(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#), 1.0, "{text}");
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#),
+        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#),
         1.0,
         "{text}"
     );
@@ -300,7 +292,11 @@ fn a_session_past_the_bound_is_a_503_with_retry_after_and_counted() {
     assert_eq!(refused.status().as_u16(), 503);
     assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
     let text = server.metrics();
-    assert_eq!(value(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#), 1.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#),
+        1.0,
+        "{text}"
+    );
 }
 
 #[test]
@@ -376,9 +372,17 @@ fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline(
     assert!(waited >= Duration::from_millis(200), "the call did not wait: {waited:?}");
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     let text = server.metrics();
-    assert_eq!(value(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#), 1.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#), 0.0, "{text}");
-    assert_eq!(value(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#), 1.0, "{text}");
+    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#), 1.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric_value(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#),
+        1.0,
+        "{text}"
+    );
 }
 
 #[test]
@@ -396,14 +400,18 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
     assert_eq!(waiter, dependency_unavailable());
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
     let text = server.metrics();
-    assert_eq!(value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#), 1.0, "{text}");
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#),
         1.0,
         "{text}"
     );
     assert_eq!(
-        value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
+        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
         0.0,
         "{text}"
     );

@@ -8,6 +8,8 @@
 //! - [`hostile`]: the table of which test drives each hostile guest.
 //! - [`expected_evidence_id`]: the contract's id formula, written again
 //!   here so tests do not trust the host's own implementation.
+//! - [`dependency_unavailable`]: the exact envelope of that stable error.
+//! - [`metric_value`]: one series' value in a Prometheus text scrape.
 
 pub mod hostile;
 pub mod hosts;
@@ -23,4 +25,18 @@ pub fn expected_evidence_id(source: &str, provenance: &str, reference: Option<&s
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
     format!("ev-{}", &hex[..16])
+}
+
+/// The exact envelope of the stable `dependency_unavailable` error, written
+/// out here rather than taken from the host.
+pub fn dependency_unavailable() -> serde_json::Value {
+    serde_json::json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable",
+        "category": "dependency", "message": "The data source is unavailable right now.", "retryable": true},
+        "evidence": []})
+}
+
+/// The value of one series (`name{labels}`) in a Prometheus text scrape;
+/// 0 when it was never created.
+pub fn metric_value(text: &str, series: &str) -> f64 {
+    text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
 }

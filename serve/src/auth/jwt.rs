@@ -1,7 +1,12 @@
 //! JWT access tokens for deployments behind an identity provider.
 //!
-//! The signature is checked against keys from a JWKS file (and, when
-//! configured, a JWKS URL fetched once at start); `exp`, `nbf`, `aud` and
+//! The signature is checked against keys from a JWKS file and, when
+//! configured, a JWKS URL: read at start, then again every
+//! `jwks_refresh_s` and whenever a token names a key id the server does
+//! not know (an identity provider rotating its keys), on a thread of its
+//! own and never more often than every `jwks_refresh_min_s`, so tokens
+//! with made-up key ids cannot make the server hammer the provider; a
+//! failed fetch keeps the keys it had. `exp`, `nbf`, `aud` and
 //! `iss` are required and checked; only asymmetric algorithms are accepted
 //! (a token may not choose `none` or an HMAC keyed by a public key). The
 //! workspace is the string in the configured claim; the allow-list is the
@@ -14,7 +19,9 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::mpsc::{RecvTimeoutError, SyncSender};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::{Duration, Instant};
 
 /// `[jwt]` in the serve config.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -22,8 +29,15 @@ use std::time::Duration;
 pub struct JwtConfig {
     /// A JWKS document on disk.
     pub jwks_file: Option<PathBuf>,
-    /// A JWKS URL, fetched once when the server starts.
+    /// A JWKS URL, fetched at start and refreshed.
     pub jwks_url: Option<String>,
+    /// The JWKS URL is fetched again this often, seconds.
+    #[serde(default = "default_jwks_refresh")]
+    pub jwks_refresh_s: u64,
+    /// The shortest time between two fetches of the JWKS URL, seconds
+    /// (an unknown key id asks for a fetch sooner than `jwks_refresh_s`).
+    #[serde(default = "default_jwks_refresh_min")]
+    pub jwks_refresh_min_s: u64,
     /// The required `iss`.
     pub issuer: String,
     /// The required `aud`.
@@ -49,6 +63,12 @@ fn default_tools_claim() -> String {
     "harmonia_tools".into()
 }
 fn default_leeway() -> u64 {
+    30
+}
+fn default_jwks_refresh() -> u64 {
+    300
+}
+fn default_jwks_refresh_min() -> u64 {
     30
 }
 
@@ -78,10 +98,15 @@ const ASYMMETRIC: &[Algorithm] = &[
     Algorithm::EdDSA,
 ];
 
+/// Keys by key id.
+type Keys = Vec<(Option<String>, DecodingKey)>;
+
 /// Checks JWTs against the configured keys and claims.
 pub struct JwtVerifier {
     config: JwtConfig,
-    keys: Vec<(Option<String>, DecodingKey)>,
+    keys: Arc<RwLock<Keys>>,
+    /// Asks the refresh thread for a fetch of the JWKS URL.
+    refresh: Option<SyncSender<()>>,
 }
 
 /// Whether `token` has a JWT's shape (three dot-separated parts).
@@ -105,33 +130,81 @@ fn fetch_jwks(url: &str) -> Result<String, JwtSetupError> {
         .map_err(|error| JwtSetupError::Jwks(format!("{url}: {error}")))
 }
 
-impl JwtVerifier {
-    /// Load the keys named by `config`.
-    pub fn new(config: JwtConfig) -> Result<Self, JwtSetupError> {
-        let mut documents = Vec::new();
-        if let Some(path) = &config.jwks_file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| JwtSetupError::Jwks(format!("{}: {error}", path.display())))?;
-            documents.push(text);
+/// The usable keys of a JWKS document.
+fn parse_jwks(text: &str) -> Result<Keys, JwtSetupError> {
+    let set: JwkSet =
+        serde_json::from_str(text).map_err(|error| JwtSetupError::Jwks(format!("not a JWKS: {error}")))?;
+    let mut keys = Vec::new();
+    for jwk in &set.keys {
+        match DecodingKey::from_jwk(jwk) {
+            Ok(key) => keys.push((jwk.common.key_id.clone(), key)),
+            Err(error) => tracing::warn!(kid = ?jwk.common.key_id, %error, "JWKS key skipped"),
         }
-        if let Some(url) = &config.jwks_url {
-            documents.push(fetch_jwks(url)?);
-        }
-        let mut keys = Vec::new();
-        for text in documents {
-            let set: JwkSet = serde_json::from_str(&text)
-                .map_err(|error| JwtSetupError::Jwks(format!("not a JWKS: {error}")))?;
-            for jwk in &set.keys {
-                match DecodingKey::from_jwk(jwk) {
-                    Ok(key) => keys.push((jwk.common.key_id.clone(), key)),
-                    Err(error) => tracing::warn!(kid = ?jwk.common.key_id, %error, "JWKS key skipped"),
+    }
+    Ok(keys)
+}
+
+/// Fetch the JWKS URL again every `every`, or sooner when asked (at most
+/// once per `gap`), keeping the file's keys; ends with the verifier.
+fn refresh_keys(
+    url: String,
+    file_keys: Keys,
+    keys: Weak<RwLock<Keys>>,
+    every: Duration,
+    gap: Duration,
+) -> SyncSender<()> {
+    let (ask, asked) = std::sync::mpsc::sync_channel::<()>(1);
+    let spawned = std::thread::Builder::new().name("harmonia-jwks".into()).spawn(move || {
+        loop {
+            let started = Instant::now();
+            match asked.recv_timeout(every) {
+                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            std::thread::sleep(gap.saturating_sub(started.elapsed()));
+            let Some(keys) = keys.upgrade() else { return };
+            match fetch_jwks(&url).and_then(|text| parse_jwks(&text)) {
+                Ok(fetched) if !fetched.is_empty() => {
+                    let merged = file_keys.iter().cloned().chain(fetched).collect();
+                    *keys.write().unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
+                    tracing::info!("JWKS refreshed");
                 }
+                Ok(_) => tracing::warn!("the JWKS URL holds no usable key; the keys in use are kept"),
+                Err(error) => tracing::warn!(%error, "JWKS refresh failed; the keys in use are kept"),
             }
         }
-        if keys.is_empty() {
+    });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "no JWKS refresh thread; the keys read at start are kept");
+    }
+    ask
+}
+
+impl JwtVerifier {
+    /// Load the keys named by `config`; a JWKS URL is refreshed from then on.
+    pub fn new(config: JwtConfig) -> Result<Self, JwtSetupError> {
+        let file_keys = match &config.jwks_file {
+            Some(path) => parse_jwks(
+                &std::fs::read_to_string(path)
+                    .map_err(|error| JwtSetupError::Jwks(format!("{}: {error}", path.display())))?,
+            )?,
+            None => Vec::new(),
+        };
+        let url_keys = match &config.jwks_url {
+            Some(url) => parse_jwks(&fetch_jwks(url)?)?,
+            None => Vec::new(),
+        };
+        let all: Keys = file_keys.iter().cloned().chain(url_keys).collect();
+        if all.is_empty() {
             return Err(JwtSetupError::NoKeys);
         }
-        Ok(Self { config, keys })
+        let keys = Arc::new(RwLock::new(all));
+        let refresh = config.jwks_url.clone().map(|url| {
+            let every = Duration::from_secs(config.jwks_refresh_s.max(1));
+            let gap = Duration::from_secs(config.jwks_refresh_min_s);
+            refresh_keys(url, file_keys, Arc::downgrade(&keys), every, gap)
+        });
+        Ok(Self { config, keys, refresh })
     }
 
     /// The principal for a JWT, or why it is refused.
@@ -141,14 +214,20 @@ impl JwtVerifier {
         if !ASYMMETRIC.contains(&header.alg) {
             return Err(invalid("algorithm not accepted"));
         }
-        let candidates: Vec<&DecodingKey> = match &header.kid {
-            Some(kid) => {
-                self.keys.iter().filter(|(id, _)| id.as_deref() == Some(kid)).map(|(_, key)| key).collect()
-            }
-            None if self.keys.len() == 1 => vec![&self.keys[0].1],
+        let keys = self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = match &header.kid {
+            Some(kid) => keys.iter().find(|(id, _)| id.as_deref() == Some(kid)).map(|(_, key)| key),
+            None if keys.len() == 1 => Some(&keys[0].1),
             None => return Err(invalid("no key id")),
         };
-        let key = candidates.first().ok_or_else(|| invalid("unknown key id"))?;
+        let Some(key) = key else {
+            // Perhaps the provider rotated its keys: ask for a fetch (one
+            // at a time, coalesced) and refuse this token meanwhile.
+            if let Some(refresh) = &self.refresh {
+                let _ = refresh.try_send(());
+            }
+            return Err(invalid("unknown key id"));
+        };
         let mut validation = Validation::new(header.alg);
         validation.set_audience(&[&self.config.audience]);
         validation.set_issuer(&[&self.config.issuer]);

@@ -2,8 +2,10 @@
 
 Usage: python make_jwts.py DIR ISSUER AUDIENCE
 
-Writes DIR/jwks.json (one RSA public key) and prints a JSON object of
-tokens: one good, and one for each way a token must be refused. Uses
+Writes DIR/jwks.json (one RSA public key) and DIR/jwks-rotated.json (that
+key and a new one, as after a provider's key rotation), and prints a JSON
+object of tokens: one good, one for each way a token must be refused, and
+one signed with the rotated key. Uses
 PyJWT and cryptography from the test virtual environment.
 """
 
@@ -24,6 +26,10 @@ def main():
     public = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
     public.update({"kid": "test-key", "alg": "RS256", "use": "sig"})
     (directory / "jwks.json").write_text(json.dumps({"keys": [public]}))
+    rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    rotated_public = json.loads(RSAAlgorithm.to_jwk(rotated.public_key()))
+    rotated_public.update({"kid": "rotated-key", "alg": "RS256", "use": "sig"})
+    (directory / "jwks-rotated.json").write_text(json.dumps({"keys": [public, rotated_public]}))
     now = int(time.time())
     base = {"iss": issuer, "aud": audience, "sub": "agent-1", "iat": now, "nbf": now - 10, "exp": now + 3600,
             "harmonia_workspace": "ws_demo", "harmonia_tools": ["get_job_status", "get_operator_feed"]}
@@ -41,6 +47,7 @@ def main():
         "jwt_no_workspace": sign({k: v for k, v in base.items() if k != "harmonia_workspace"}),
         "jwt_alg_none": jwt.encode(base, None, algorithm="none", headers={"kid": "test-key"}),
         "jwt_hs256": jwt.encode(base, public["n"], algorithm="HS256", headers={"kid": "test-key"}),
+        "jwt_rotated": jwt.encode(base, rotated, algorithm="RS256", headers={"kid": "rotated-key"}),
     }
     print(json.dumps(tokens))
 
