@@ -8,8 +8,8 @@ use harmonia_host::config::HostConfig;
 use harmonia_host::metrics::Metrics;
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::hosts::{bare_config, guest_path};
-use harmonia_testkit::server::{Loopback, Reply};
-use harmonia_testkit::{dependency_unavailable, metric_value};
+use harmonia_testkit::server::Loopback;
+use harmonia_testkit::{assert_metric, dependency_unavailable, metric_value};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -37,19 +37,14 @@ fn call(host: &Host, tool: &str, input: &str) -> Value {
 fn hold_the_slot(host: &Host, server: &Loopback) -> std::thread::JoinHandle<Value> {
     let holder = host.clone();
     let handle = std::thread::spawn(move || call(&holder, "testing_fetch_url", HOLD_URL));
-    let started = Instant::now();
-    while server.requests().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the holder never reached the upstream");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.await_request();
     handle
 }
 
 #[test]
 fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     let server = Loopback::start();
-    server
-        .route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
+    server.hold("/hold", Duration::from_millis(400));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let holder = hold_the_slot(&host, &server);
@@ -61,36 +56,19 @@ fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
     let held = holder.join().unwrap();
     assert_eq!(held["data"]["status"], 200, "{held}");
     let text = metrics.encode();
-    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(
-        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
-        0.0,
-        "{text}"
-    );
-    assert_eq!(metric_value(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
+    assert_metric(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 0.0);
+    assert_metric(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#, 1.0);
+    assert_metric(&text, "harmonia_calls_in_flight", 0.0);
 }
 
 #[test]
 fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_unavailable() {
     let server = Loopback::start();
-    server
-        .route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
+    server.hold("/hold", Duration::from_millis(3000));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let started = Instant::now();
@@ -104,16 +82,8 @@ fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_una
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
     let text = metrics.encode();
     assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 1.0, "the holder still runs: {text}");
-    assert_eq!(
-        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
-        1.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#, 1.0);
     let held = holder.join().unwrap();
     assert_eq!(held["data"]["status"], 200, "{held}");
     // Once the slot is free the same guest runs, to its own deadline.
@@ -121,13 +91,9 @@ fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_una
     assert_eq!(ran["error"]["code"], "tool_timeout", "{ran}");
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
     let text = metrics.encode();
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#), 1.0, "{text}");
-    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 0.0, "{text}");
+    assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, "harmonia_calls_in_flight", 0.0);
 }
 
 #[test]
@@ -147,10 +113,6 @@ fn a_refused_plugin_and_an_unknown_tool_are_counted_without_their_names() {
         .unwrap();
     assert!(host.call("no_such_tool_CANARY", "{}", &CallContext::default()).is_err());
     let text = metrics.encode();
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#),
-        1.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#, 1.0);
     assert!(!text.contains("CANARY") && !text.contains("not-a-component"), "{text}");
 }

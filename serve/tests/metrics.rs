@@ -16,9 +16,9 @@ use harmonia_serve::config::{Limits, ServeConfig};
 use harmonia_serve::http::HttpServer;
 use harmonia_serve::state::ServeState;
 use harmonia_testkit::hosts::guest_path;
-use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::server::Loopback;
 use harmonia_testkit::tempdir::TempDir;
-use harmonia_testkit::{dependency_unavailable, metric_value};
+use harmonia_testkit::{assert_metric, dependency_unavailable, metric_value};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -174,8 +174,8 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
     assert_eq!(status, 200, "served without a credential");
     assert!(content_type.unwrap_or_default().starts_with("application/openmetrics-text"));
     assert!(before.ends_with("# EOF\n"), "{before}");
-    assert_eq!(metric_value(&before, r#"harmonia_component_loads_total{outcome="hit"}"#), 8.0, "{before}");
-    assert_eq!(metric_value(&before, r#"harmonia_component_loads_total{outcome="miss"}"#), 0.0, "{before}");
+    assert_metric(&before, r#"harmonia_component_loads_total{outcome="hit"}"#, 8.0);
+    assert_metric(&before, r#"harmonia_component_loads_total{outcome="miss"}"#, 0.0);
 
     assert_eq!(server.envelope("get_job_status", json!({"job_id": "job-7"}))["status"], "success");
     let error = server.envelope("get_job_status", json!({"job_id": CANARY_ARG}));
@@ -261,12 +261,8 @@ fn a_skill_sessions_refusals_are_counted_by_rule() {
     let (_, body) = post(Some(&id), call);
     assert!(body.contains("call_refused"), "{body}");
     let text = server.metrics();
-    assert_eq!(metric_value(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#), 1.0, "{text}");
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#),
-        1.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_refusals_total{rule="tool_not_allowed"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="call_refused"}"#, 1.0);
 }
 
 #[test]
@@ -292,11 +288,7 @@ fn a_session_past_the_bound_is_a_503_with_retry_after_and_counted() {
     assert_eq!(refused.status().as_u16(), 503);
     assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
     let text = server.metrics();
-    assert_eq!(
-        metric_value(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#),
-        1.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_http_unavailable_total{reason="too_many_sessions"}"#, 1.0);
 }
 
 #[test]
@@ -350,19 +342,14 @@ fn hold_the_permit(server: &Server, upstream: &Loopback) -> std::thread::JoinHan
         let answer: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
         answer["result"]["structuredContent"].clone()
     });
-    let started = Instant::now();
-    while upstream.requests().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the holder never reached the upstream");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    upstream.await_request();
     holder
 }
 
 #[test]
 fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline() {
     let upstream = Loopback::start();
-    upstream
-        .route("/hold", Reply::Delayed(Duration::from_millis(400), Box::new(Reply::Json(200, "{}".into()))));
+    upstream.hold("/hold", Duration::from_millis(400));
     let server = Server::start(&upstream, one_permit());
     let holder = hold_the_permit(&server, &upstream);
     let started = Instant::now();
@@ -372,24 +359,15 @@ fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline(
     assert!(waited >= Duration::from_millis(200), "the call did not wait: {waited:?}");
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     let text = server.metrics();
-    assert_eq!(metric_value(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#), 1.0, "{text}");
-    assert_eq!(
-        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#),
-        0.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#),
-        1.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#, 0.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#, 1.0);
 }
 
 #[test]
 fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_deadline() {
     let upstream = Loopback::start();
-    upstream
-        .route("/hold", Reply::Delayed(Duration::from_millis(3000), Box::new(Reply::Json(200, "{}".into()))));
+    upstream.hold("/hold", Duration::from_millis(3000));
     let server = Server::start(&upstream, one_permit());
     let holder = hold_the_permit(&server, &upstream);
     let started = Instant::now();
@@ -400,21 +378,9 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
     assert_eq!(waiter, dependency_unavailable());
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
     let text = server.metrics();
-    assert_eq!(
-        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#),
-        1.0,
-        "{text}"
-    );
-    assert_eq!(
-        metric_value(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#),
-        0.0,
-        "{text}"
-    );
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#, 0.0);
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
 }

@@ -9,7 +9,8 @@
 //! - [`expected_evidence_id`]: the contract's id formula, written again
 //!   here so tests do not trust the host's own implementation.
 //! - [`dependency_unavailable`]: the exact envelope of that stable error.
-//! - [`metric_value`]: one series' value in a Prometheus text scrape.
+//! - [`metric_value`], [`assert_metric`]: one series' value in a
+//!   Prometheus text scrape.
 
 pub mod hostile;
 pub mod hosts;
@@ -33,6 +34,12 @@ pub fn dependency_unavailable() -> serde_json::Value {
     serde_json::json!({"status": "error", "data": null, "error": {"code": "dependency_unavailable",
         "category": "dependency", "message": "The data source is unavailable right now.", "retryable": true},
         "evidence": []})
+}
+
+/// Assert one series' value in a Prometheus text scrape, showing the
+/// whole scrape when it differs.
+pub fn assert_metric(text: &str, series: &str, expected: f64) {
+    assert_eq!(metric_value(text, series), expected, "{series} in:\n{text}");
 }
 
 /// The value of one series (`name{labels}`) in a Prometheus text scrape;

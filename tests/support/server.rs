@@ -89,6 +89,24 @@ impl Loopback {
     pub fn requests(&self) -> Vec<Request> {
         self.state.lock().unwrap().requests.clone()
     }
+
+    /// Answer `path` with an empty JSON object after `delay`: a slow
+    /// upstream that holds a call while it waits.
+    pub fn hold(&self, path: &str, delay: std::time::Duration) {
+        self.route(path, Reply::Delayed(delay, Box::new(Reply::Json(200, "{}".into()))));
+    }
+
+    /// Wait (at most 10 s, else panic) until some request has arrived.
+    pub fn await_request(&self) {
+        let started = std::time::Instant::now();
+        while self.requests().is_empty() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "no request reached the upstream"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
 }
 
 impl Drop for Loopback {
