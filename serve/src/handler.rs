@@ -150,7 +150,7 @@ impl McpServer {
                         .map_err(|error| format!("{}: {error}", error.code()))?;
                     // A session that ended records nothing: only an
                     // answered call has a new entry to count.
-                    if let Some(metrics) = &state.metrics {
+                    if let Some(metrics) = state.metrics() {
                         count_refusal(metrics, &session, &tool);
                     }
                     if let Some(record) = record {
@@ -182,7 +182,7 @@ impl McpServer {
         let started = Instant::now();
         let permit = tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
         let waited = started.elapsed();
-        if let Some(metrics) = &self.state.metrics {
+        if let Some(metrics) = self.state.metrics() {
             metrics.slot_wait(Bound::ServeInFlight, waited, permit.is_some());
             if permit.is_none() {
                 metrics.call_unavailable(tool, waited);
@@ -269,7 +269,7 @@ impl ServerHandler for McpServer {
         let tool = request.name.to_string();
         if !principal.allows(&tool) || self.state.liaison.host().descriptor(&tool).is_none() {
             tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
-            if let Some(metrics) = &self.state.metrics {
+            if let Some(metrics) = self.state.metrics() {
                 metrics.call_refused(&tool, None);
             }
             return Ok(catalog::result(&catalog::not_allowed()).into());

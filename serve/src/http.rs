@@ -75,7 +75,7 @@ impl App {
     }
 
     fn unavailable(&self, why: &'static str) -> Response {
-        if let Some(metrics) = &self.state.metrics {
+        if let Some(metrics) = self.state.metrics() {
             metrics.http_unavailable(match why {
                 "draining" => "draining",
                 "too many connections" => "too_many_connections",
@@ -113,7 +113,7 @@ async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: N
         }
         Err(error) => {
             tracing::warn!(reason = %error, method = %request.method(), path = request.uri().path(), "authentication failed");
-            if let Some(metrics) = &app.state.metrics {
+            if let Some(metrics) = app.state.metrics() {
                 metrics.authentication_failure(error.reason());
             }
             unauthorized(&error)
@@ -244,14 +244,14 @@ async fn validate(State(app): State<Arc<App>>, body: Bytes) -> Response {
     };
     let verification = document.verify(&app.state.trace_key).map_err(|error| error.to_string());
     let verdict = validate_received(&document.trace, verification, answer, app.state.liaison.skills(), mode);
-    if let (Some(metrics), Some(rule)) = (&app.state.metrics, verdict.rule) {
+    if let (Some(metrics), Some(rule)) = (app.state.metrics(), verdict.rule) {
         metrics.refusal(rule.as_str());
     }
     axum::Json(serde_json::to_value(&verdict).unwrap_or(Value::Null)).into_response()
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let Some(metrics) = &app.state.metrics else {
+    let Some(metrics) = app.state.metrics() else {
         return (StatusCode::NOT_FOUND, axum::Json(json!({"error": "metrics are off"}))).into_response();
     };
     let mut response = metrics.encode().into_response();

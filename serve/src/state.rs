@@ -21,35 +21,29 @@ pub struct ServeState {
     pub trace_key: PublicKey,
     /// Where each call's spans go, when telemetry is on.
     pub spans: Option<CallSpans>,
-    /// The host's metrics, when it counts any (served at `GET /metrics`).
-    pub metrics: Option<Metrics>,
 }
 
 impl ServeState {
-    /// State for `liaison` under `limits`.
+    /// State for `liaison` under `limits`, recording each call's spans in
+    /// `spans` when given.
     pub fn new(
         liaison: Liaison,
         limits: Limits,
+        spans: Option<CallSpans>,
     ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
-            metrics: liaison.host().metrics().cloned(),
             liaison,
             limits,
             trace_key,
-            spans: None,
+            spans,
         }))
     }
 
-    /// The same state, recording every call's spans in `spans`. Call it
-    /// before the state is shared.
-    pub fn with_spans(mut self: Arc<Self>, spans: CallSpans) -> Arc<Self> {
-        match Arc::get_mut(&mut self) {
-            Some(state) => state.spans = Some(spans),
-            None => tracing::warn!("spans set on a state already shared; not recorded"),
-        }
-        self
+    /// The host's metrics, when it counts any (served at `GET /metrics`).
+    pub fn metrics(&self) -> Option<&Metrics> {
+        self.liaison.host().metrics()
     }
 
     /// Record the spans of a call of `tool` that just ended, when

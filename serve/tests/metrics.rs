@@ -66,7 +66,8 @@ impl Server {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/job-status/SKILL.md");
         std::fs::copy(repo, skills.join("SKILL.md")).unwrap();
         let skills = harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap();
-        let state = ServeState::new(Liaison::new(host, skills).unwrap(), config.limits.clone()).unwrap();
+        let state =
+            ServeState::new(Liaison::new(host, skills).unwrap(), config.limits.clone(), None).unwrap();
         let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), None);
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

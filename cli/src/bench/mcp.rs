@@ -125,7 +125,7 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let token = token_file(dir)?;
     let serve_config = ServeConfig::default();
     let state =
-        ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone())?;
+        ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone(), None)?;
     let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

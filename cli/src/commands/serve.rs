@@ -184,13 +184,10 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         ),
         None => None,
     };
-    let mut state = ServeState::new(liaison, config.limits.clone())?;
     // Built outside the runtime: the exporter's blocking HTTP client may
     // not be made or dropped inside it.
     let spans = CallSpans::from_config(&config.telemetry)?;
-    if let Some(spans) = &spans {
-        state = state.with_spans(spans.clone());
-    }
+    let state = ServeState::new(liaison, config.limits.clone(), spans.clone())?;
     let result = serve(args, config, state, skill);
     if let Some(spans) = spans {
         spans.shutdown();
