@@ -65,6 +65,34 @@ struct App {
     draining: AtomicBool,
 }
 
+/// Why a request gets 503 before MCP handling.
+#[derive(Clone, Copy)]
+enum Unavailable {
+    Draining,
+    TooManySessions,
+    TooManyConnections,
+}
+
+impl Unavailable {
+    /// The `reason` label of `harmonia_http_unavailable_total`.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Draining => "draining",
+            Self::TooManySessions => "too_many_sessions",
+            Self::TooManyConnections => "too_many_connections",
+        }
+    }
+
+    /// The body's `error` text.
+    fn message(self) -> &'static str {
+        match self {
+            Self::Draining => "draining",
+            Self::TooManySessions => "too many sessions",
+            Self::TooManyConnections => "too many connections",
+        }
+    }
+}
+
 impl App {
     async fn open_sessions(&self) -> usize {
         let mut open = 0;
@@ -74,16 +102,12 @@ impl App {
         open
     }
 
-    fn unavailable(&self, why: &'static str) -> Response {
+    fn unavailable(&self, why: Unavailable) -> Response {
         if let Some(metrics) = self.state.metrics() {
-            metrics.http_unavailable(match why {
-                "draining" => "draining",
-                "too many connections" => "too_many_connections",
-                _ => "too_many_sessions",
-            });
+            metrics.http_unavailable(why.label());
         }
         let mut response =
-            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why}))).into_response();
+            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": why.message()}))).into_response();
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(self.state.limits.retry_after_s));
@@ -123,7 +147,7 @@ async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: N
 
 async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     if app.draining.load(Ordering::SeqCst) {
-        return app.unavailable("draining");
+        return app.unavailable(Unavailable::Draining);
     }
     match tokio::time::timeout(app.state.limits.request_timeout(), next.run(request)).await {
         Ok(response) => response,
@@ -202,7 +226,7 @@ async fn well_formed(State(app): State<Arc<App>>, request: Request, next: Next) 
                 && app.open_sessions().await >= app.state.limits.max_sessions as usize =>
         {
             tracing::warn!("new session refused: too many open sessions");
-            return app.unavailable("too many sessions");
+            return app.unavailable(Unavailable::TooManySessions);
         }
         Ok(_) => {}
     }
@@ -341,7 +365,7 @@ impl HttpServer {
                     let ready = Arc::clone(&ready);
                     async move {
                         if ready.draining.load(Ordering::SeqCst) {
-                            ready.unavailable("draining")
+                            ready.unavailable(Unavailable::Draining)
                         } else {
                             axum::Json(json!({"ready": true})).into_response()
                         }
@@ -436,7 +460,7 @@ async fn refuse_connection(stream: tokio::net::TcpStream, app: Arc<App>) {
     builder.keep_alive(false).timer(TokioTimer::new()).header_read_timeout(limit);
     let service = hyper::service::service_fn(move |_request| {
         let app = Arc::clone(&app);
-        async move { Ok::<_, std::convert::Infallible>(app.unavailable("too many connections")) }
+        async move { Ok::<_, std::convert::Infallible>(app.unavailable(Unavailable::TooManyConnections)) }
     });
     let _ = tokio::time::timeout(limit, builder.serve_connection(TokioIo::new(stream), service)).await;
 }
