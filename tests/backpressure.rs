@@ -1,4 +1,5 @@
-//! Backpressure at the host's call slots (`limits.max_concurrent_calls`),
+//! Backpressure at the host's call slots (`limits.max_concurrent_calls`
+//! for `Host::call`, `limits.max_async_calls` for `Host::call_async`),
 //! against a loopback upstream that holds a call's slot: a call that finds
 //! every slot taken waits up to its deadline; it runs when a slot frees in
 //! time, and otherwise gets exactly the retryable `dependency_unavailable`
@@ -7,6 +8,7 @@
 use harmonia_host::config::HostConfig;
 use harmonia_host::metrics::Metrics;
 use harmonia_host::{CallContext, Host};
+use harmonia_testkit::api::{Api, BOTH};
 use harmonia_testkit::hosts::{bare_config, guest_path};
 use harmonia_testkit::server::Loopback;
 use harmonia_testkit::{assert_metric, dependency_unavailable, metric_value};
@@ -15,11 +17,12 @@ use std::time::{Duration, Instant};
 
 const HOLD_URL: &str = r#"{"url": "https://hn.algolia.com/hold"}"#;
 
-/// One call slot, the fetch guest routed to `server`, a trivial guest and
-/// a looping guest (1 s deadline), counting into `metrics`.
+/// One call slot per API, the fetch guest routed to `server`, a trivial
+/// guest and a looping guest (1 s deadline), counting into `metrics`.
 fn one_slot_host(server: &Loopback, metrics: &Metrics) -> Host {
     let mut config: HostConfig = bare_config();
     config.limits.max_concurrent_calls = 1;
+    config.limits.max_async_calls = 1;
     config.public_web.routes.insert("https://hn.algolia.com".into(), server.base_url());
     let mut builder = Host::builder(config).metrics(metrics.clone());
     for guest in ["testing-fetch-url", "testing-trivial", "hostile-loop"] {
@@ -28,37 +31,52 @@ fn one_slot_host(server: &Loopback, metrics: &Metrics) -> Host {
     builder.build().unwrap()
 }
 
-fn call(host: &Host, tool: &str, input: &str) -> Value {
-    host.call(tool, input, &CallContext::default()).unwrap().to_value()
+fn call(api: Api, host: &Host, tool: &str, input: &str) -> Value {
+    api.call(host, tool, input, &CallContext::default()).unwrap().to_value()
 }
 
-/// Start a call that holds the only slot in the upstream, and return once
-/// the upstream has its request.
-fn hold_the_slot(host: &Host, server: &Loopback) -> std::thread::JoinHandle<Value> {
+/// The metrics label of `api`'s slots.
+fn bound(api: Api) -> &'static str {
+    match api {
+        Api::Blocking => "host_slots",
+        Api::Async => "host_async_slots",
+    }
+}
+
+/// Start a call that holds `api`'s only slot in the upstream, and return
+/// once the upstream has its request.
+fn hold_the_slot(api: Api, host: &Host, server: &Loopback) -> std::thread::JoinHandle<Value> {
     let holder = host.clone();
-    let handle = std::thread::spawn(move || call(&holder, "testing_fetch_url", HOLD_URL));
+    let handle = std::thread::spawn(move || call(api, &holder, "testing_fetch_url", HOLD_URL));
     server.await_request();
     handle
 }
 
 #[test]
 fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
+    for api in BOTH {
+        waiter_runs_when_a_slot_frees(api);
+    }
+}
+
+fn waiter_runs_when_a_slot_frees(api: Api) {
     let server = Loopback::start();
     server.hold("/hold", Duration::from_millis(400));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
-    let holder = hold_the_slot(&host, &server);
+    let holder = hold_the_slot(api, &host, &server);
     let started = Instant::now();
-    let waiter = call(&host, "trivial_probe", "{}");
+    let waiter = call(api, &host, "trivial_probe", "{}");
     let waited = started.elapsed();
-    assert_eq!(waiter["status"], "success", "{waiter}");
-    assert!(waited >= Duration::from_millis(200), "the call did not wait for the slot: {waited:?}");
+    assert_eq!(waiter["status"], "success", "{api:?}: {waiter}");
+    assert!(waited >= Duration::from_millis(200), "{api:?}: the call did not wait for the slot: {waited:?}");
     let held = holder.join().unwrap();
-    assert_eq!(held["data"]["status"], 200, "{held}");
+    assert_eq!(held["data"]["status"], 200, "{api:?}: {held}");
     let text = metrics.encode();
-    assert_metric(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#, 1.0);
-    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 0.0);
-    assert_metric(&text, r#"harmonia_slot_wait_seconds_count{bound="host_slots"}"#, 1.0);
+    let bound = bound(api);
+    assert_metric(&text, &format!(r#"harmonia_slot_waits_total{{bound="{bound}"}}"#), 1.0);
+    assert_metric(&text, &format!(r#"harmonia_slot_wait_timeouts_total{{bound="{bound}"}}"#), 0.0);
+    assert_metric(&text, &format!(r#"harmonia_slot_wait_seconds_count{{bound="{bound}"}}"#), 1.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#, 1.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#, 1.0);
     assert_metric(&text, r#"harmonia_capability_uses_total{kind="public_web",status="ok"}"#, 1.0);
@@ -67,32 +85,46 @@ fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
 
 #[test]
 fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_unavailable() {
+    for api in BOTH {
+        waiter_past_its_deadline_is_refused(api);
+    }
+}
+
+fn waiter_past_its_deadline_is_refused(api: Api) {
     let server = Loopback::start();
     server.hold("/hold", Duration::from_millis(3000));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let started = Instant::now();
-    let holder = hold_the_slot(&host, &server);
+    let holder = hold_the_slot(api, &host, &server);
     let waiting = Instant::now();
     // The looping guest would spin forever; it never runs: its 1 s
     // deadline passes while the slot is held.
-    let waiter = call(&host, "hostile_loop", "{}");
+    let waiter = call(api, &host, "hostile_loop", "{}");
     let waited = waiting.elapsed();
-    assert_eq!(waiter, dependency_unavailable());
-    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
+    assert_eq!(waiter, dependency_unavailable(), "{api:?}");
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500),
+        "{api:?}: {waited:?}"
+    );
     let text = metrics.encode();
-    assert_eq!(metric_value(&text, "harmonia_calls_in_flight"), 1.0, "the holder still runs: {text}");
-    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 1.0);
+    let bound = bound(api);
+    assert_eq!(
+        metric_value(&text, "harmonia_calls_in_flight"),
+        1.0,
+        "{api:?}: the holder still runs: {text}"
+    );
+    assert_metric(&text, &format!(r#"harmonia_slot_wait_timeouts_total{{bound="{bound}"}}"#), 1.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#, 1.0);
     let held = holder.join().unwrap();
-    assert_eq!(held["data"]["status"], 200, "{held}");
+    assert_eq!(held["data"]["status"], 200, "{api:?}: {held}");
     // Once the slot is free the same guest runs, to its own deadline.
-    let ran = call(&host, "hostile_loop", "{}");
-    assert_eq!(ran["error"]["code"], "tool_timeout", "{ran}");
-    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    let ran = call(api, &host, "hostile_loop", "{}");
+    assert_eq!(ran["error"]["code"], "tool_timeout", "{api:?}: {ran}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{api:?}: {:?}", started.elapsed());
     let text = metrics.encode();
     assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#, 1.0);
-    assert_metric(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, &format!(r#"harmonia_slot_waits_total{{bound="{bound}"}}"#), 1.0);
     assert_metric(&text, "harmonia_calls_in_flight", 0.0);
 }
 
@@ -115,4 +147,30 @@ fn a_refused_plugin_and_an_unknown_tool_are_counted_without_their_names() {
     let text = metrics.encode();
     assert_metric(&text, r#"harmonia_calls_total{tool="unknown",code="call_refused"}"#, 1.0);
     assert!(!text.contains("CANARY") && !text.contains("not-a-component"), "{text}");
+}
+
+#[test]
+fn an_async_call_dropped_by_its_embedder_frees_its_slot_at_once() {
+    let server = Loopback::start();
+    server.hold("/hold", Duration::from_millis(3000));
+    let metrics = Metrics::new();
+    let host = one_slot_host(&server, &metrics);
+    harmonia_testkit::api::runtime().block_on(async {
+        // A guest spinning in wasm, and one waiting on its upstream: the
+        // embedder gives up on each after 100 ms and drops the future.
+        for (tool, input) in [("hostile_loop", "{}"), ("testing_fetch_url", HOLD_URL)] {
+            let context = CallContext::default();
+            let call = host.call_async(tool, input, &context);
+            let dropped = tokio::time::timeout(Duration::from_millis(100), call).await;
+            assert!(dropped.is_err(), "{tool} finished within 100 ms");
+            assert_metric(&metrics.encode(), "harmonia_calls_in_flight", 0.0);
+            // The only slot is free again: the next call runs at once.
+            let started = Instant::now();
+            let next = host.call_async("trivial_probe", "{}", &CallContext::default()).await.unwrap();
+            assert!(next.is_success(), "after dropping {tool}: {next:?}");
+            assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
+        }
+    });
+    let text = metrics.encode();
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_async_slots"}"#, 0.0);
 }

@@ -4,6 +4,7 @@
 use harmonia_host::envelope::Envelope;
 use harmonia_host::log::{Level, MemoryLog};
 use harmonia_host::{CallContext, Host};
+use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, guest_path, host_with, try_host_with};
 use serde_json::{Value, json};
@@ -36,8 +37,9 @@ fn hostile_host() -> (Host, std::sync::Arc<MemoryLog>) {
     host_with(bare_config(), &guests)
 }
 
+/// The envelope of `tool`, the same through `Host::call` and `Host::call_async`.
 fn call(host: &Host, tool: &str) -> Value {
-    host.call(tool, "{}", &CallContext::default()).expect("tool is loaded").to_value()
+    call_both(host, tool, "{}", &CallContext::default())
 }
 
 fn execution_failed(message: &str) -> Value {
@@ -55,18 +57,21 @@ fn assert_healthy(host: &Host) {
 #[test]
 fn infinite_loop_is_stopped_at_its_deadline_as_tool_timeout() {
     let (host, _) = hostile_host();
-    let started = Instant::now();
-    let envelope = call(&host, "hostile_loop");
-    let elapsed = started.elapsed();
-    assert_eq!(
-        envelope,
-        json!({"status": "error", "data": null, "error": {"code": "tool_timeout", "category": "dependency",
-            "message": "The tool call passed its deadline.", "retryable": true}, "evidence": []})
-    );
-    // The deadline is 1 s; the bound here only proves the call cannot hang
-    // (the precise overshoot is measured by `harmonia bench`).
-    assert!(elapsed >= Duration::from_millis(1000), "{elapsed:?}");
-    assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
+    for api in BOTH {
+        let started = Instant::now();
+        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
+        let elapsed = started.elapsed();
+        assert_eq!(
+            envelope,
+            json!({"status": "error", "data": null, "error": {"code": "tool_timeout", "category": "dependency",
+                "message": "The tool call passed its deadline.", "retryable": true}, "evidence": []}),
+            "{api:?}"
+        );
+        // The deadline is 1 s; the bound here only proves the call cannot
+        // hang (the precise overshoot is measured by `harmonia bench`).
+        assert!(elapsed >= Duration::from_millis(1000), "{api:?}: {elapsed:?}");
+        assert!(elapsed < Duration::from_millis(2500), "{api:?}: {elapsed:?}");
+    }
     assert_healthy(&host);
 }
 
@@ -76,9 +81,12 @@ fn config_lowers_the_deadline_never_raises_it() {
     config.limits.max_deadline_ms = Some(200);
     let (host, _) = host_with(config, &["hostile-loop"]);
     assert_eq!(host.deadline("hostile_loop"), Some(Duration::from_millis(200)));
-    let started = Instant::now();
-    assert_eq!(call(&host, "hostile_loop")["error"]["code"], "tool_timeout");
-    assert!(started.elapsed() < Duration::from_millis(900));
+    for api in BOTH {
+        let started = Instant::now();
+        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap();
+        assert_eq!(envelope.error.unwrap().code, "tool_timeout", "{api:?}");
+        assert!(started.elapsed() < Duration::from_millis(900), "{api:?}");
+    }
     let mut config = bare_config();
     config.limits.max_deadline_ms = Some(60_000);
     let (host, _) = host_with(config, &["hostile-loop"]);
@@ -90,9 +98,15 @@ fn fuel_when_asked_for_bounds_instructions() {
     let mut config = bare_config();
     config.limits.fuel = Some(5_000_000);
     let (host, _) = host_with(config, &["hostile-loop", "testing-trivial"]);
-    let started = Instant::now();
-    assert_eq!(call(&host, "hostile_loop"), execution_failed("The tool exceeded its instruction budget."));
-    assert!(started.elapsed() < Duration::from_millis(900), "fuel, not the deadline, stopped it");
+    for api in BOTH {
+        let started = Instant::now();
+        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
+        assert_eq!(envelope, execution_failed("The tool exceeded its instruction budget."), "{api:?}");
+        assert!(
+            started.elapsed() < Duration::from_millis(900),
+            "{api:?}: fuel, not the deadline, stopped it"
+        );
+    }
     assert_healthy(&host);
 }
 
@@ -118,11 +132,13 @@ fn panic_becomes_a_fixed_message_and_its_text_stays_in_the_log() {
     assert_eq!(envelope, execution_failed("The tool stopped with a fault before producing a result."));
     assert!(!envelope.to_string().contains("SECRET-PANIC-TEXT"));
     let stderr: Vec<_> = log.records().into_iter().filter(|record| record.event == "guest.stderr").collect();
-    assert_eq!(stderr.len(), 1);
-    assert_eq!(stderr[0].level, Level::Debug);
-    assert!(
-        stderr[0].fields.iter().any(|(key, value)| *key == "text" && value.contains("SECRET-PANIC-TEXT"))
-    );
+    assert_eq!(stderr.len(), 2, "one per API");
+    for record in stderr {
+        assert_eq!(record.level, Level::Debug);
+        assert!(
+            record.fields.iter().any(|(key, value)| *key == "text" && value.contains("SECRET-PANIC-TEXT"))
+        );
+    }
     assert_healthy(&host);
 }
 
@@ -163,7 +179,7 @@ fn inputs_over_one_mib_are_refused_unread() {
     let (host, _) = hostile_host();
     let big = format!("{{\"blob\": \"{}\"}}", "x".repeat(1024 * 1024));
     assert_eq!(
-        host.call("trivial_probe", &big, &CallContext::default()).unwrap().to_value(),
+        call_both(&host, "trivial_probe", &big, &CallContext::default()),
         json!({"status": "error", "data": null, "error": {"code": "invalid_input", "category": "validation",
             "message": "The input is not a JSON object of this tool's schema.", "retryable": false}, "evidence": []})
     );
@@ -265,10 +281,12 @@ fn host_stays_healthy_after_a_thousand_hostile_calls() {
         let workers: Vec<_> = (0..2)
             .map(|worker| {
                 let host = &host;
+                // One worker through each API, at the same time.
+                let api = BOTH[worker];
                 scope.spawn(move || {
                     for i in 0..500 {
                         let tool = rotation[(i + worker) % rotation.len()];
-                        let envelope = host.call(tool, "{}", &CallContext::default()).unwrap();
+                        let envelope = api.call(host, tool, "{}", &CallContext::default()).unwrap();
                         assert!(Envelope::from_value(&envelope.to_value()).is_ok());
                         if tool == "hostile_counter" {
                             assert_eq!(envelope.data.as_ref().unwrap()["count"], 1);
@@ -284,4 +302,27 @@ fn host_stays_healthy_after_a_thousand_hostile_calls() {
     });
     assert_eq!(calls, 1000);
     assert_healthy(&host);
+}
+
+#[test]
+fn a_spinning_guest_does_not_hold_the_async_executor() {
+    let (host, _) = hostile_host();
+    // One thread for everything: if the spinning guest kept it, the trivial
+    // call could only run after the loop's 1 s deadline.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let started = Instant::now();
+        let spinner = host.clone();
+        let spinning = tokio::spawn(async move {
+            spinner.call_async("hostile_loop", "{}", &CallContext::default()).await.unwrap()
+        });
+        // Let the spinner start; this sleep itself only ends if it yields.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let trivial = host.call_async("trivial_probe", "{}", &CallContext::default()).await.unwrap();
+        let took = started.elapsed();
+        assert!(trivial.is_success(), "{trivial:?}");
+        assert!(took < Duration::from_millis(600), "the trivial call waited for the spinner: {took:?}");
+        let spun = spinning.await.unwrap();
+        assert_eq!(spun.error.unwrap().code, "tool_timeout");
+    });
 }

@@ -11,6 +11,7 @@ use harmonia_host::config::{HostConfig, WorkspaceConfig, WorkspaceSourceKind};
 use harmonia_host::log::MemoryLog;
 use harmonia_host::time::rfc3339_utc;
 use harmonia_host::{CallContext, Host};
+use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::expected_evidence_id;
 use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::{Loopback, Reply};
@@ -26,8 +27,11 @@ fn context() -> CallContext {
     CallContext::for_workspace("ws_demo")
 }
 
+/// The envelope of `tool`, the same through `Host::call` and
+/// `Host::call_async` (each reads its own way: a blocking source read, or
+/// the async one).
 fn call(host: &Host, tool: &str, input: &str, context: &CallContext) -> Value {
-    host.call(tool, input, context).unwrap().to_value()
+    call_both(host, tool, input, context)
 }
 
 fn error(code: &str, category: &str, message: &str, retryable: bool) -> Value {
@@ -335,6 +339,9 @@ fn http_source_sends_the_token_and_workspace_and_serves_every_tool() {
             "/api/internal/insights",
             "/api/internal/job/job%2F42%20x"
         ]
+        .map(|target| [target; 2])
+        .concat(),
+        "each read once per API"
     );
 }
 
@@ -371,18 +378,21 @@ fn http_statuses_map_as_the_contract_says_and_leak_nothing() {
         for path in ["/api/internal/insights", "/api/internal/proactive-feed", "/api/internal/job/job-1"] {
             server.route(path, reply.clone());
         }
-        for (tool, input) in [
-            ("get_engagement_insights", "{}"),
-            ("get_operator_feed", "{}"),
-            ("suggest_posting_windows", "{}"),
-        ] {
-            let record = host.call_recorded(tool, input, &context()).unwrap();
-            assert_eq!(record.envelope.to_value(), expected, "{tool} {reply:?}");
+        for api in BOTH {
+            for (tool, input) in [
+                ("get_engagement_insights", "{}"),
+                ("get_operator_feed", "{}"),
+                ("suggest_posting_windows", "{}"),
+            ] {
+                let record = api.call_recorded(&host, tool, input, &context()).unwrap();
+                assert_eq!(record.envelope.to_value(), expected, "{tool} {reply:?} through {api:?}");
+                receipts.extend(record.receipts);
+            }
+            let record =
+                api.call_recorded(&host, "get_job_status", r#"{"job_id": "job-1"}"#, &context()).unwrap();
+            assert_eq!(record.envelope.to_value(), expected_for_job, "job {reply:?} through {api:?}");
             receipts.extend(record.receipts);
         }
-        let record = host.call_recorded("get_job_status", r#"{"job_id": "job-1"}"#, &context()).unwrap();
-        assert_eq!(record.envelope.to_value(), expected_for_job, "job {reply:?}");
-        receipts.extend(record.receipts);
     }
     let receipts = serde_json::to_string(&receipts).unwrap();
     assert!(!receipts.contains(CANARY), "a receipt holds the canary");
@@ -407,10 +417,13 @@ fn public_error_bodies_never_reach_envelopes_receipts_or_logs() {
     let mut seen = String::new();
     for status in [401, 403, 404, 429, 500, 503] {
         server.route("/api/v1/search", Reply::Json(status, format!(r#"{{"message": "{CANARY}"}}"#)));
-        let record = host.call_recorded("search_trend_signals", r#"{"query": "x"}"#, &context()).unwrap();
-        assert_eq!(record.envelope.to_value(), dependency_unavailable());
-        seen.push_str(&record.envelope.to_json());
-        seen.push_str(&serde_json::to_string(&record.receipts).unwrap());
+        for api in BOTH {
+            let input = r#"{"query": "x"}"#;
+            let record = api.call_recorded(&host, "search_trend_signals", input, &context()).unwrap();
+            assert_eq!(record.envelope.to_value(), dependency_unavailable(), "{status} through {api:?}");
+            seen.push_str(&record.envelope.to_json());
+            seen.push_str(&serde_json::to_string(&record.receipts).unwrap());
+        }
     }
     seen.extend(log.records().iter().map(|record| record.to_string()));
     assert!(!seen.contains(CANARY));

@@ -15,6 +15,7 @@
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
 //! | `limits.max_concurrent_calls` | 64; further calls wait up to their deadline, then end as the retryable `dependency_unavailable` |
+//! | `limits.max_async_calls` | 1024 async calls in flight; the same wait and answer past the bound |
 //! | `limits.pooling` | `true` |
 //! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |
@@ -123,8 +124,12 @@ pub struct LimitsConfig {
     pub wasm_stack_kib: u32,
     /// Fuel per call; off when absent.
     pub fuel: Option<u64>,
-    /// Calls running at once; more wait for a slot.
+    /// Blocking calls ([`crate::Host::call`]) running at once; more wait
+    /// for a slot.
     pub max_concurrent_calls: u32,
+    /// Async calls ([`crate::Host::call_async`]) in flight at once; more
+    /// wait for a slot.
+    pub max_async_calls: u32,
     /// Use the pooling instance allocator.
     pub pooling: bool,
     /// Core module instances one component may create.
@@ -143,6 +148,7 @@ impl Default for LimitsConfig {
             wasm_stack_kib: 512,
             fuel: None,
             max_concurrent_calls: 64,
+            max_async_calls: 1024,
             pooling: true,
             max_core_instances_per_component: 64,
             max_memories_per_component: 4,
@@ -318,6 +324,7 @@ impl HostConfig {
         }
         for (key, value, range) in [
             ("max_concurrent_calls", limits.max_concurrent_calls, crate::limits::CONCURRENT_CALLS),
+            ("max_async_calls", limits.max_async_calls, crate::limits::ASYNC_CALLS),
             (
                 "max_core_instances_per_component",
                 limits.max_core_instances_per_component,

@@ -17,12 +17,20 @@
 //! - The pool's per-component counts are the configured
 //!   [`ComponentLimits`], the same the store's limiter and the pre-compile
 //!   shape check use; its table slots hold [`MAX_TABLE_ELEMENTS`].
+//! - One engine for blocking and async calls (wasmtime decides per
+//!   instance which API it needs): a component is compiled once, and two
+//!   linkers pre-instantiate it, one with blocking imports, one with async
+//!   ones. The pool holds instances for both bounds, and fiber stacks for
+//!   the async one; a fiber stack is the wasm stack plus
+//!   [`ASYNC_HOST_STACK`] for the host's frames, and is not zeroed between
+//!   calls: wasm cannot address the native stack, so nothing a call left
+//!   there is readable by the next.
 //! - Fuel only when the config asks for it (epochs cost ~1%, fuel ~28%).
 
 use crate::cache::ComponentCache;
 use crate::call_state::CallState;
 use crate::config::LimitsConfig;
-use crate::limits::{ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
+use crate::limits::{ASYNC_HOST_STACK, ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -47,8 +55,9 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
         .memory_reservation_for_growth(0)
         .memory_init_cow(true)
         .parallel_compilation(true);
+    config.async_stack_size(limits.wasm_stack_kib as usize * 1024 + ASYNC_HOST_STACK);
     if limits.pooling {
-        let instances = limits.max_concurrent_calls + SPARE_INSTANCES;
+        let instances = limits.max_concurrent_calls + limits.max_async_calls + SPARE_INSTANCES;
         let per_component = ComponentLimits::from(limits);
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(instances)
@@ -59,7 +68,7 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
             .total_tables(instances * per_component.tables)
             .max_tables_per_component(per_component.tables)
             .table_elements(MAX_TABLE_ELEMENTS)
-            .total_stacks(instances)
+            .total_stacks(limits.max_async_calls + SPARE_INSTANCES)
             .max_memory_size(memory_bytes as usize)
             .max_unused_warm_slots(instances)
             // Never `Enabled::Auto`: the scan skips swapped-out pages, which
@@ -154,14 +163,18 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// Engine, linker, ticker and slots: one per [`crate::Host`].
+/// Engine, linkers, ticker and slots: one per [`crate::Host`].
 pub struct Runtime {
     /// The engine.
     pub engine: Engine,
-    /// WASI runtime interfaces and both capabilities.
+    /// WASI runtime interfaces and both capabilities, for blocking calls.
     pub linker: Linker<CallState>,
-    /// Concurrency bound.
+    /// The same with async imports, for async calls.
+    pub async_linker: Linker<CallState>,
+    /// Concurrency bound of blocking calls.
     pub slots: CallSlots,
+    /// Concurrency bound of async calls.
+    pub async_slots: tokio::sync::Semaphore,
     /// Precompiled components, when the cache is on and usable.
     pub cache: Option<ComponentCache>,
     /// Where slot waits and running calls are counted, when anywhere.
@@ -180,13 +193,18 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
         crate::capability::add_to_linker(&mut linker)?;
+        let mut async_linker = Linker::new(&engine);
+        crate::wasi::add_to_async_linker(&mut async_linker, inert_filesystem_and_sockets)?;
+        crate::capability::add_to_async_linker(&mut async_linker)?;
         let ticker = EpochTicker::start(&engine)?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {
             cache,
             engine,
             linker,
+            async_linker,
             slots: CallSlots::new(limits.max_concurrent_calls as usize),
+            async_slots: tokio::sync::Semaphore::new(limits.max_async_calls as usize),
             metrics: None,
             _ticker: ticker,
         })

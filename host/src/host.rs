@@ -1,5 +1,6 @@
 //! [`Host`]: the public entry point. Built once from a config, shared by
-//! any number of threads, one sandboxed call per [`Host::call`].
+//! any number of threads and tasks, one sandboxed call per [`Host::call`]
+//! (on the caller's thread) or [`Host::call_async`] (a future).
 
 use crate::call_state::CallBinding;
 use crate::capability::Receipt;
@@ -68,6 +69,14 @@ pub struct CallRecord {
     pub duration: Duration,
     /// The largest linear memory the guest held, in bytes.
     pub peak_memory_bytes: usize,
+}
+
+/// What [`Host::admit`] decided.
+enum Admitted<'a> {
+    /// Run this plugin.
+    Run(&'a Plugin),
+    /// Answered without running.
+    Answered(CallRecord),
 }
 
 /// Largest input text, bytes; larger inputs are `invalid_input` unread.
@@ -311,7 +320,7 @@ impl Host {
         })
     }
 
-    /// Call `tool` with `input` (JSON text) for `context`.
+    /// Call `tool` with `input` (JSON text) for `context`, on this thread.
     pub fn call(&self, tool: &str, input: &str, context: &CallContext) -> Result<Envelope, CallError> {
         self.call_recorded(tool, input, context).map(|record| record.envelope)
     }
@@ -324,45 +333,113 @@ impl Host {
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
+        let plugin = match self.admit(tool, input, context, started)? {
+            Admitted::Run(plugin) => plugin,
+            Admitted::Answered(record) => return Ok(record),
+        };
+        let inner = &self.inner;
+        let run = sandbox::invoke(
+            &inner.runtime,
+            &plugin.pre,
+            &plugin.info.descriptor,
+            self.deadline(tool).unwrap_or_default(),
+            inner.limits,
+            self.binding(plugin.info.world, context),
+            input,
+        );
+        Ok(self.recorded(tool, context, started, run))
+    }
+
+    /// [`Host::call`] as a future, for async embedders (`harmonia serve`
+    /// is one): the guest runs on the polling thread, yielding at every
+    /// epoch tick, and its capabilities wait without holding a thread, so
+    /// a call waiting on a slow upstream costs a task, not a thread. Up to
+    /// `limits.max_async_calls` run at once; the rest wait up to their
+    /// deadline, then end as the retryable `dependency_unavailable`. Every
+    /// deadline holds as for [`Host::call`]. Needs a tokio runtime with the
+    /// time driver (and the I/O driver for live capabilities).
+    pub async fn call_async(
+        &self,
+        tool: &str,
+        input: &str,
+        context: &CallContext,
+    ) -> Result<Envelope, CallError> {
+        self.call_recorded_async(tool, input, context).await.map(|record| record.envelope)
+    }
+
+    /// [`Host::call_async`] keeping the receipts and timing.
+    pub async fn call_recorded_async(
+        &self,
+        tool: &str,
+        input: &str,
+        context: &CallContext,
+    ) -> Result<CallRecord, CallError> {
+        let started = Instant::now();
+        let plugin = match self.admit(tool, input, context, started)? {
+            Admitted::Run(plugin) => plugin,
+            Admitted::Answered(record) => return Ok(record),
+        };
+        let inner = &self.inner;
+        let run = sandbox::invoke_async(
+            &inner.runtime,
+            &plugin.pre_async,
+            &plugin.info.descriptor,
+            self.deadline(tool).unwrap_or_default(),
+            inner.limits,
+            self.binding(plugin.info.world, context),
+            input,
+        )
+        .await;
+        Ok(self.recorded(tool, context, started, run))
+    }
+
+    /// The checks before a call runs: the tool exists and the input is not
+    /// too large to read.
+    fn admit(
+        &self,
+        tool: &str,
+        input: &str,
+        context: &CallContext,
+        started: Instant,
+    ) -> Result<Admitted<'_>, CallError> {
         let Some(plugin) = self.plugin(tool) else {
             if let Some(metrics) = &self.inner.metrics {
                 metrics.call_refused(tool, None);
             }
             return Err(CallError::UnknownTool(tool.to_owned()));
         };
-        if input.len() > MAX_INPUT_BYTES {
-            let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
-            let duration = started.elapsed();
-            if let Some(metrics) = &self.inner.metrics {
-                metrics.call_finished(tool, &envelope, duration, &[]);
-            }
-            self.log_call(tool, &envelope, duration, context, 0);
-            return Ok(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 });
+        if input.len() <= MAX_INPUT_BYTES {
+            return Ok(Admitted::Run(plugin));
         }
-        let deadline = self.deadline(tool).unwrap_or_default();
-        let binding = self.binding(plugin.info.world, context);
-        let inner = &self.inner;
-        let run = sandbox::invoke(
-            &inner.runtime,
-            &plugin.pre,
-            &plugin.info.descriptor,
-            deadline,
-            inner.limits,
-            binding,
-            input,
-        );
+        let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
         let duration = started.elapsed();
-        if let Some(metrics) = &inner.metrics {
+        if let Some(metrics) = &self.inner.metrics {
+            metrics.call_finished(tool, &envelope, duration, &[]);
+        }
+        self.log_call(tool, &envelope, duration, context, 0);
+        Ok(Admitted::Answered(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 }))
+    }
+
+    /// Count and log a finished run, and keep it.
+    fn recorded(
+        &self,
+        tool: &str,
+        context: &CallContext,
+        started: Instant,
+        run: sandbox::CallRun,
+    ) -> CallRecord {
+        let duration = started.elapsed();
+        if let Some(metrics) = &self.inner.metrics {
             metrics.call_finished(tool, &run.envelope, duration, &run.receipts);
         }
         self.log_guest_output(tool, context, &run);
         self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
-        Ok(CallRecord {
+        CallRecord {
             envelope: run.envelope,
             receipts: run.receipts,
             duration,
             peak_memory_bytes: run.peak_memory_bytes,
-        })
+        }
     }
 
     fn binding(&self, world: World, context: &CallContext) -> CallBinding {

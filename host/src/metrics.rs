@@ -41,6 +41,8 @@ pub const DURATION_BUCKETS: [f64; 20] = [
 pub enum Bound {
     /// `limits.max_concurrent_calls` in the host.
     HostSlots,
+    /// `limits.max_async_calls` in the host.
+    HostAsyncSlots,
     /// `limits.max_in_flight_calls` in `harmonia serve`.
     ServeInFlight,
 }
@@ -49,6 +51,7 @@ impl Bound {
     fn label(self) -> &'static str {
         match self {
             Self::HostSlots => "host_slots",
+            Self::HostAsyncSlots => "host_async_slots",
             Self::ServeInFlight => "serve_in_flight",
         }
     }

@@ -5,7 +5,8 @@
 //! new `Store` (a store that trapped is poisoned anyway). The envelope is
 //! built here and only here:
 //! - a deadline passed (in the guest or waiting on a capability) is
-//!   `tool_timeout`;
+//!   `tool_timeout`, for blocking calls ([`invoke`]) and async ones
+//!   ([`invoke_async`]) alike;
 //! - a deadline that passed while every call slot was taken is the
 //!   retryable `dependency_unavailable`: the call never ran, so the
 //!   caller may retry it as it is;
@@ -27,6 +28,7 @@
 //! - a guest past its capability use limits is `tool_execution_failed`.
 
 use crate::bindings::ToolHostPre;
+use crate::bindings::asynchronous::ToolHostPre as AsyncToolHostPre;
 use crate::bindings::harmonia::tools::types;
 use crate::call_state::{CallBinding, CallState};
 use crate::capability::Receipt;
@@ -95,18 +97,32 @@ pub struct CallRun {
     pub peak_memory_bytes: usize,
 }
 
+/// How a store's guest is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    /// On the caller's thread, to the end.
+    Blocking,
+    /// As a future that yields to the executor at every epoch tick, so a
+    /// guest spinning on the CPU neither holds a worker thread nor outlives
+    /// the timeout around it.
+    Yielding,
+}
+
 fn new_store(
     runtime: &Runtime,
     limits: CallLimits,
     deadline: Instant,
     binding: CallBinding,
+    run: Run,
 ) -> Store<CallState> {
     let mut store =
         Store::new(&runtime.engine, CallState::new(limits.memory_bytes, limits.component, deadline, binding));
     store.limiter(|state| &mut state.limiter);
-    store.epoch_deadline_callback(|context| {
+    store.epoch_deadline_callback(move |context| {
         Ok(if Instant::now() >= context.data().deadline {
             UpdateDeadline::Interrupt
+        } else if run == Run::Yielding {
+            UpdateDeadline::Yield(1)
         } else {
             UpdateDeadline::Continue(1)
         })
@@ -139,57 +155,47 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
     }
 }
 
-/// Run `invoke` once.
-pub fn invoke(
-    runtime: &Runtime,
-    pre: &ToolHostPre<CallState>,
-    descriptor: &Descriptor,
-    deadline: Duration,
-    limits: CallLimits,
-    binding: CallBinding,
-    input: &str,
-) -> CallRun {
-    let deadline = Instant::now() + deadline;
-    let acquired = runtime.slots.acquire(deadline);
-    if let Some(metrics) = &runtime.metrics {
-        match &acquired {
-            Ok((_, Some(waited))) => metrics.slot_wait(Bound::HostSlots, *waited, true),
-            Ok((_, None)) => {}
-            Err(waited) => metrics.slot_wait(Bound::HostSlots, *waited, false),
-        }
+/// The run of a call that never got a slot: the retryable
+/// `dependency_unavailable`.
+fn no_slot() -> CallRun {
+    CallRun {
+        envelope: Envelope::stable_error(&contract::DEPENDENCY_UNAVAILABLE),
+        receipts: Vec::new(),
+        stdout: Default::default(),
+        stderr: Default::default(),
+        trap: None,
+        peak_memory_bytes: 0,
     }
-    let Ok((_slot, _)) = acquired else {
-        return CallRun {
-            envelope: Envelope::stable_error(&contract::DEPENDENCY_UNAVAILABLE),
-            receipts: Vec::new(),
-            stdout: Default::default(),
-            stderr: Default::default(),
-            trap: None,
-            peak_memory_bytes: 0,
-        };
+}
+
+/// The outcome of `invoke`'s result, and the raw trap text for the log.
+fn invoked(
+    result: wasmtime::Result<Result<types::Output, types::ToolError>>,
+    state: &CallState,
+) -> (Outcome, Option<String>) {
+    match result {
+        Ok(Ok(output)) => (Outcome::Output(output), None),
+        Ok(Err(error)) => (Outcome::ToolError(error), None),
+        Err(error) => (classify(&error, state), Some(format!("{error:?}"))),
+    }
+}
+
+/// The outcome of a failed instantiation, and the raw trap text.
+fn not_instantiated(error: &wasmtime::Error, state: &CallState) -> (Outcome, Option<String>) {
+    let outcome = match classify(error, state) {
+        Outcome::Failed(ExecutionFailure::Trapped) => Outcome::Failed(ExecutionFailure::Instantiation),
+        other => other,
     };
-    let _running = runtime.metrics.as_ref().map(Metrics::running);
-    let mut store = new_store(runtime, limits, deadline, binding);
-    let mut trap = None;
-    let outcome = match pre.instantiate(&mut store) {
-        Ok(instance) => match instance.harmonia_tools_tool().call_invoke(&mut store, input) {
-            Ok(Ok(output)) => Outcome::Output(output),
-            Ok(Err(error)) => Outcome::ToolError(error),
-            Err(error) => {
-                trap = Some(format!("{error:?}"));
-                classify(&error, store.data())
-            }
-        },
-        Err(error) => {
-            trap = Some(format!("instantiation: {error:?}"));
-            match classify(&error, store.data()) {
-                Outcome::Failed(ExecutionFailure::Trapped) => {
-                    Outcome::Failed(ExecutionFailure::Instantiation)
-                }
-                other => other,
-            }
-        }
-    };
+    (outcome, Some(format!("instantiation: {error:?}")))
+}
+
+/// Everything the call produced, once its store is done.
+fn finished(
+    descriptor: &Descriptor,
+    store: Store<CallState>,
+    outcome: Outcome,
+    trap: Option<String>,
+) -> CallRun {
     let state = store.into_data();
     let late = state.timed_out || Instant::now() > state.deadline;
     let outcome = if late { Outcome::TimedOut } else { outcome };
@@ -203,6 +209,96 @@ pub fn invoke(
         trap,
         peak_memory_bytes: state.limiter.peak_memory(),
     }
+}
+
+fn count_slot_wait(metrics: Option<&Metrics>, bound: Bound, waited: Option<Duration>, acquired: bool) {
+    if let (Some(metrics), Some(waited)) = (metrics, waited) {
+        metrics.slot_wait(bound, waited, acquired);
+    }
+}
+
+/// Run `invoke` once, on the caller's thread.
+pub fn invoke(
+    runtime: &Runtime,
+    pre: &ToolHostPre<CallState>,
+    descriptor: &Descriptor,
+    deadline: Duration,
+    limits: CallLimits,
+    binding: CallBinding,
+    input: &str,
+) -> CallRun {
+    let deadline = Instant::now() + deadline;
+    let acquired = runtime.slots.acquire(deadline);
+    let metrics = runtime.metrics.as_ref();
+    match &acquired {
+        Ok((_, waited)) => count_slot_wait(metrics, Bound::HostSlots, *waited, true),
+        Err(waited) => count_slot_wait(metrics, Bound::HostSlots, Some(*waited), false),
+    }
+    let Ok((_slot, _)) = acquired else {
+        return no_slot();
+    };
+    let _running = metrics.map(Metrics::running);
+    let mut store = new_store(runtime, limits, deadline, binding, Run::Blocking);
+    let (outcome, trap) = match pre.instantiate(&mut store) {
+        Ok(instance) => {
+            let result = instance.harmonia_tools_tool().call_invoke(&mut store, input);
+            invoked(result, store.data())
+        }
+        Err(error) => not_instantiated(&error, store.data()),
+    };
+    finished(descriptor, store, outcome, trap)
+}
+
+/// Run `invoke` once as a future, for async embedders.
+///
+/// The slot wait, instantiation and the guest's run are one future bounded
+/// by the deadline: when it passes, the future is dropped wherever the
+/// guest is (spinning, which yields at every epoch tick; waiting on a
+/// capability; waiting inside `wasi:io`), wasmtime unwinds the guest's
+/// fiber, and the call ends as `tool_timeout` with the receipts it made.
+pub async fn invoke_async(
+    runtime: &Runtime,
+    pre: &AsyncToolHostPre<CallState>,
+    descriptor: &Descriptor,
+    deadline: Duration,
+    limits: CallLimits,
+    binding: CallBinding,
+    input: &str,
+) -> CallRun {
+    let deadline = Instant::now() + deadline;
+    let metrics = runtime.metrics.as_ref();
+    let waiting = Instant::now();
+    let slot = match runtime.async_slots.try_acquire() {
+        Ok(permit) => Some(permit),
+        Err(_) => {
+            let wait = runtime.async_slots.acquire();
+            let permit = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), wait).await;
+            let permit = permit.ok().and_then(Result::ok);
+            count_slot_wait(metrics, Bound::HostAsyncSlots, Some(waiting.elapsed()), permit.is_some());
+            permit
+        }
+    };
+    let Some(_slot) = slot else {
+        return no_slot();
+    };
+    let _running = metrics.map(Metrics::running);
+    let mut store = new_store(runtime, limits, deadline, binding, Run::Yielding);
+    let run = async {
+        match pre.instantiate_async(&mut store).await {
+            Ok(instance) => Ok(instance.harmonia_tools_tool().call_invoke(&mut store, input).await),
+            Err(error) => Err(error),
+        }
+    };
+    let ran = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), run).await;
+    let (outcome, trap) = match ran {
+        Ok(Ok(result)) => invoked(result, store.data()),
+        Ok(Err(error)) => not_instantiated(&error, store.data()),
+        Err(_) => {
+            store.data_mut().timed_out = true;
+            (Outcome::TimedOut, Some("the call's deadline passed with the guest suspended".into()))
+        }
+    };
+    finished(descriptor, store, outcome, trap)
 }
 
 /// Why `describe` gave no descriptor.
@@ -225,7 +321,8 @@ pub fn describe(
     pre: &ToolHostPre<CallState>,
     limits: CallLimits,
 ) -> Result<types::Descriptor, DescribeError> {
-    let mut store = new_store(runtime, limits, Instant::now() + DESCRIBE_DEADLINE, CallBinding::default());
+    let mut store =
+        new_store(runtime, limits, Instant::now() + DESCRIBE_DEADLINE, CallBinding::default(), Run::Blocking);
     let instance = pre.instantiate(&mut store).map_err(DescribeError::Instantiate)?;
     instance.harmonia_tools_tool().call_describe(&mut store).map_err(|error| {
         match classify(&error, store.data()) {

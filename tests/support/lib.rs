@@ -2,6 +2,8 @@
 //! that can misbehave on cue, and an independent evidence id formula.
 //!
 //! Parts:
+//! - [`api`]: the host's blocking and async call APIs, so a test holds a
+//!   promise through both.
 //! - [`server`]: [`server::Loopback`], a scripted HTTP/1.1 server on
 //!   127.0.0.1 that records what it was asked and stops when dropped.
 //! - [`hosts`]: hosts over chosen guests, with an in-memory log.
@@ -12,6 +14,7 @@
 //! - [`metric_value`], [`assert_metric`]: one series' value in a
 //!   Prometheus text scrape.
 
+pub mod api;
 pub mod hostile;
 pub mod hosts;
 pub mod server;

@@ -46,12 +46,15 @@ impl HttpFailure {
     }
 }
 
+/// The `user-agent` every capability request carries.
+pub const USER_AGENT: &str = "harmonia/0.1 (read-only tool host)";
+
 fn config() -> ureq::config::Config {
     Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .proxy(None)
-        .user_agent("harmonia/0.1 (read-only tool host)")
+        .user_agent(USER_AGENT)
         .max_idle_connections_per_host(8)
         .build()
 }

@@ -5,8 +5,9 @@
 //! range or a link-local address (DNS rebinding, or a hostile zone) would
 //! let a guest reach services on the host's own network. So every address
 //! a name resolves to is checked, and a name with no public address is
-//! refused before any connection. The check applies to the addresses ureq
-//! will connect to (this resolver hands them over), so a second lookup
+//! refused before any connection. The check applies to the addresses the
+//! client will connect to (this resolver hands them over, to ureq for
+//! blocking calls and to reqwest for async ones), so a second lookup
 //! cannot swap them.
 //!
 //! Not filtered: an allow-listed IP literal (the operator named that exact
@@ -21,6 +22,17 @@ use ureq::unversioned::transport::NextTimeout;
 
 /// The io error text of a refused name (the kind is `PermissionDenied`).
 pub const REFUSED: &str = "the name resolves to no public address";
+
+/// Whether `error` is this resolver's refusal.
+pub fn is_refusal(error: &(dyn std::error::Error + 'static)) -> bool {
+    error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied && io.to_string() == REFUSED)
+}
+
+fn refusal() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, REFUSED)
+}
 
 /// Resolves with the system resolver, keeping public addresses only.
 #[derive(Debug, Default)]
@@ -45,9 +57,24 @@ impl Resolver for PublicAddressesOnly {
             public.push(*address);
         }
         if public.is_empty() {
-            return Err(ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, REFUSED)));
+            return Err(ureq::Error::Io(refusal()));
         }
         Ok(public)
+    }
+}
+
+impl reqwest::dns::Resolve for PublicAddressesOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let public: Vec<std::net::SocketAddr> =
+                resolved.filter(|address| is_public(address.ip())).collect();
+            if public.is_empty() {
+                return Err(Box::new(refusal()) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
+        })
     }
 }
 

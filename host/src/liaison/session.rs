@@ -32,7 +32,7 @@ use super::trace::{EntryKind, Trace, TraceDocument, TraceEntry};
 use super::validator::{self, Mode, RuleCode, Verdict};
 use crate::contract::Category;
 use crate::envelope::{Envelope, ErrorObject};
-use crate::host::{CallContext, CallRecord, Host};
+use crate::host::{CallContext, CallError, CallRecord, Host};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -178,6 +178,12 @@ impl Liaison {
     }
 }
 
+/// A call the guard has judged, with its trace entry begun.
+struct Judged {
+    verdict: Result<(), RuleCode>,
+    entry: TraceEntry,
+}
+
 /// One agent invocation.
 #[derive(Debug)]
 pub struct Session {
@@ -308,6 +314,30 @@ impl Session {
         tool: &str,
         args: &Value,
     ) -> Result<(Envelope, Option<CallRecord>), SessionError> {
+        let judged = self.judge(tool, args)?;
+        let ran =
+            judged.verdict.is_ok().then(|| self.host.call_recorded(tool, &args.to_string(), &self.context));
+        Ok(self.conclude(tool, args, judged, ran))
+    }
+
+    /// [`Session::call_recorded`] with the tool run by
+    /// [`Host::call_async`]: the same guard, bounds and trace.
+    pub async fn call_recorded_async(
+        &mut self,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(Envelope, Option<CallRecord>), SessionError> {
+        let judged = self.judge(tool, args)?;
+        let ran = match judged.verdict {
+            Ok(()) => Some(self.host.call_recorded_async(tool, &args.to_string(), &self.context).await),
+            Err(_) => None,
+        };
+        Ok(self.conclude(tool, args, judged, ran))
+    }
+
+    /// The guard's verdict on a call, and its trace entry begun; an error
+    /// when the session has ended or this call passes a bound.
+    fn judge(&mut self, tool: &str, args: &Value) -> Result<Judged, SessionError> {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
@@ -329,41 +359,52 @@ impl Session {
                 1
             }
         };
-        let mut entry = TraceEntry {
+        let entry = TraceEntry {
             name: Some(tool.to_owned()),
             args: Some(args.clone()),
             attempt: Some(attempt),
             ..TraceEntry::new(self.next_sequence(), EntryKind::ToolCall)
         };
-        let mut ran = None;
-        let envelope = match verdict {
-            Err(rule) => {
+        Ok(Judged { verdict, entry })
+    }
+
+    /// Record a judged call with what its run returned (`None`: refused,
+    /// not run), and answer it.
+    fn conclude(
+        &mut self,
+        tool: &str,
+        args: &Value,
+        judged: Judged,
+        ran: Option<Result<CallRecord, CallError>>,
+    ) -> (Envelope, Option<CallRecord>) {
+        let Judged { verdict, mut entry } = judged;
+        let mut kept = None;
+        let envelope = match (verdict, ran) {
+            (Err(rule), _) => {
                 entry.kind = EntryKind::ToolRefused;
                 entry.reason = Some(rule.as_str().to_owned());
                 refusal(rule)
             }
-            Ok(()) => match self.host.call_recorded(tool, &args.to_string(), &self.context) {
-                Ok(record) => {
-                    entry.duration_ms = Some((record.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0);
-                    entry.receipts = Some(
-                        record
-                            .receipts
-                            .iter()
-                            .map(|receipt| serde_json::to_value(receipt).unwrap_or(Value::Null))
-                            .collect(),
-                    );
-                    let envelope = record.envelope.clone();
-                    ran = Some(record);
-                    envelope
-                }
-                // The skills were checked against the host, so an allowed
-                // tool is always loaded; keep the answer typed regardless.
-                Err(_) => {
-                    entry.kind = EntryKind::ToolRefused;
-                    entry.reason = Some(RuleCode::ToolNotAllowed.as_str().to_owned());
-                    refusal(RuleCode::ToolNotAllowed)
-                }
-            },
+            (Ok(()), Some(Ok(record))) => {
+                entry.duration_ms = Some((record.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0);
+                entry.receipts = Some(
+                    record
+                        .receipts
+                        .iter()
+                        .map(|receipt| serde_json::to_value(receipt).unwrap_or(Value::Null))
+                        .collect(),
+                );
+                let envelope = record.envelope.clone();
+                kept = Some(record);
+                envelope
+            }
+            // The skills were checked against the host, so an allowed tool
+            // is always loaded; keep the answer typed regardless.
+            (Ok(()), Some(Err(_)) | None) => {
+                entry.kind = EntryKind::ToolRefused;
+                entry.reason = Some(RuleCode::ToolNotAllowed.as_str().to_owned());
+                refusal(RuleCode::ToolNotAllowed)
+            }
         };
         let response = envelope.to_value();
         let outcome = match entry.kind {
@@ -376,7 +417,7 @@ impl Session {
         self.attempts.record(tool, args, outcome);
         entry.response = Some(response);
         self.trace.entries.push(entry);
-        Ok((envelope, ran))
+        (envelope, kept)
     }
 
     /// The record so far.

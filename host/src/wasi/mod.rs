@@ -9,7 +9,8 @@
 //! random bytes is capped at [`RANDOM_CAP`].
 //!
 //! Parts: [`bounded_io`] ends every wait inside `wasi:io` at the call's
-//! deadline; this module builds the per-call context and links the rest.
+//! deadline for blocking calls; this module builds the per-call context
+//! and links the rest, once for blocking calls and once for async ones.
 
 mod bounded_io;
 
@@ -153,9 +154,10 @@ impl HasData for HasIo {
     type Data<'a> = &'a mut ResourceTable;
 }
 
-/// Link the runtime interfaces every tool is granted; with `inert`, also
-/// filesystem and sockets, which the per-call context leaves with no
-/// preopens and no reachable address.
+/// Link the runtime interfaces every tool is granted, for blocking calls;
+/// with `inert`, also filesystem and sockets, which the per-call context
+/// leaves with no preopens and no reachable address. Every wait inside
+/// `wasi:io` ends at the call's deadline ([`bounded_io`]).
 pub fn add_to_linker<T: WasiView + BoundedWaits + 'static>(
     linker: &mut Linker<T>,
     inert: bool,
@@ -164,6 +166,40 @@ pub fn add_to_linker<T: WasiView + BoundedWaits + 'static>(
     wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
     sync::io::poll::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
     sync::io::streams::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
+    add_nonblocking(l, inert)?;
+    if inert {
+        sync::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+        sync::sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+        sync::sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+        sync::sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    }
+    Ok(())
+}
+
+/// The same for async calls: waits inside `wasi:io` are futures, and the
+/// whole call is one future the sandbox drops at the deadline, so they end
+/// there too without a per-wait bound.
+pub fn add_to_async_linker<T: WasiView + 'static>(
+    linker: &mut Linker<T>,
+    inert: bool,
+) -> wasmtime::Result<()> {
+    let l = linker;
+    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
+    wasmtime_wasi_io::bindings::wasi::io::poll::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
+    wasmtime_wasi_io::bindings::wasi::io::streams::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
+    add_nonblocking(l, inert)?;
+    if inert {
+        filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+        sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+        sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+        sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    }
+    Ok(())
+}
+
+/// The interfaces whose functions never wait, the same for both kinds of
+/// call.
+fn add_nonblocking<T: WasiView + 'static>(l: &mut Linker<T>, inert: bool) -> wasmtime::Result<()> {
     clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     random::random::add_to_linker::<T, WasiRandom>(l, |t| t.ctx().ctx.random())?;
@@ -181,14 +217,10 @@ pub fn add_to_linker<T: WasiView + BoundedWaits + 'static>(
     cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
     if inert {
         filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
-        sync::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
         sockets::tcp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
         sockets::instance_network::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
         sockets::network::add_to_linker::<T, WasiSockets>(l, &Default::default(), T::sockets)?;
         sockets::ip_name_lookup::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-        sync::sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-        sync::sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-        sync::sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     }
     Ok(())
 }

@@ -9,6 +9,9 @@
 //!   test server) without the guest knowing; the allow-list is checked on
 //!   the guest's URL, before routing.
 //! - The body is capped; a larger body is `too-large`, not truncated.
+//! - Blocking calls use ureq, async calls reqwest
+//!   ([`super::async_http`]); the redirect walk, the allow-list and the
+//!   receipts are the same code for both.
 //! - The wait is bounded by the call's remaining deadline; passing it is
 //!   `timed-out` and ends the call as `tool_timeout`.
 //! - In mock mode, requests to allowed origins are answered from fixtures
@@ -24,10 +27,12 @@ pub use guest::INTERFACE;
 pub mod mock;
 
 use super::Receipt;
-use super::http_client::{self, HttpFailure};
+use super::async_http::AsyncAgent;
+use super::http_client::{self, HttpFailure, HttpResponse};
 use super::url::{Origin, Url, parse_http_url, rebase};
 pub use crate::config::PublicWebConfig;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Most redirects followed for one request.
@@ -82,12 +87,40 @@ pub struct WebAnswer {
     pub mock: bool,
 }
 
+/// A boxed future of a source's answer.
+pub type WebAnswering = std::pin::Pin<Box<dyn std::future::Future<Output = WebAnswer> + Send>>;
+
 /// Where public web requests are answered: the real HTTP client
 /// ([`PublicWeb`]), or a scripted source (the conformance suite's).
-pub trait PublicWebSource: Send + Sync + std::fmt::Debug {
+pub trait PublicWebSource: Send + Sync + std::fmt::Debug + 'static {
     /// GET `url` for a call that must finish before `deadline`.
     fn get(&self, url: &str, deadline: Instant) -> WebAnswer;
+
+    /// The same for [`crate::Host::call_async`]. By default the blocking
+    /// [`Self::get`] runs on tokio's blocking pool; a source that waits on
+    /// the network answers natively instead, as [`PublicWeb`] does.
+    fn get_async(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
+        Box::pin(async move {
+            let started = Instant::now();
+            let target: String = url.chars().take(MAX_TARGET_CHARS).collect();
+            tokio::task::spawn_blocking(move || self.get(&url, deadline)).await.unwrap_or_else(|_| {
+                WebAnswer {
+                    result: Err(WebFailure::Unavailable),
+                    receipt: Receipt::new(
+                        CAPABILITY,
+                        target,
+                        failure_status(WebFailure::Unavailable),
+                        started,
+                    ),
+                    mock: false,
+                }
+            })
+        })
+    }
 }
+
+/// Characters of a guest's URL kept in its receipt.
+const MAX_TARGET_CHARS: usize = 2000;
 
 /// The capability, built once from the config.
 #[derive(Debug)]
@@ -100,9 +133,34 @@ pub struct PublicWeb {
     routed_agent: ureq::Agent,
     /// For allow-listed names: public addresses only.
     public_agent: ureq::Agent,
+    /// The same two for async calls.
+    routed_async: AsyncAgent,
+    public_async: AsyncAgent,
 }
 
 const CAPABILITY: &str = "public-web";
+
+/// What to do with a guest's URL before any traffic.
+enum Plan {
+    /// Answered without traffic: refused, or served from fixtures.
+    Answered(Result<WebResponse, WebFailure>),
+    /// Fetch it, starting at this hop.
+    Fetch(Hop),
+}
+
+/// One request of a fetch: the URL as the guest sees it, and its origin.
+struct Hop {
+    url: Url,
+    origin: Origin,
+}
+
+/// What a response means for the fetch.
+enum Step {
+    /// The guest's answer.
+    Done(WebResponse),
+    /// A redirect within the allow-list: fetch this next.
+    Follow(Hop),
+}
 
 impl PublicWeb {
     /// Build from a checked config.
@@ -118,6 +176,8 @@ impl PublicWeb {
             mock,
             routed_agent: http_client::agent(),
             public_agent: http_client::public_agent(),
+            routed_async: AsyncAgent::any_address(),
+            public_async: AsyncAgent::public_only(),
         }
     }
 
@@ -131,20 +191,26 @@ impl PublicWeb {
         if self.allow.contains(&origin) { Ok(origin) } else { Err(WebFailure::Denied) }
     }
 
-    fn answer(&self, url: &str, deadline: Instant) -> WebAnswer {
-        let started = Instant::now();
-        let target: String = url.chars().take(2000).collect();
-        let result = match parse_http_url(url) {
-            None => Err(WebFailure::InvalidUrl),
-            Some(parsed) => match self.allowed(&parsed) {
-                Err(failure) => Err(failure),
-                Ok(_) if self.mock => {
-                    let (status, body) = mock::public_web_response(&parsed);
-                    Ok(WebResponse { status, content_type: Some("application/json".into()), body })
-                }
-                Ok(origin) => self.fetch(parsed, origin, deadline),
-            },
+    fn plan(&self, url: &str) -> Plan {
+        let Some(parsed) = parse_http_url(url) else {
+            return Plan::Answered(Err(WebFailure::InvalidUrl));
         };
+        match self.allowed(&parsed) {
+            Err(failure) => Plan::Answered(Err(failure)),
+            Ok(_) if self.mock => {
+                let (status, body) = mock::public_web_response(&parsed);
+                Plan::Answered(Ok(WebResponse {
+                    status,
+                    content_type: Some("application/json".into()),
+                    body,
+                }))
+            }
+            Ok(origin) => Plan::Fetch(Hop { url: parsed, origin }),
+        }
+    }
+
+    fn answer(&self, url: &str, started: Instant, result: Result<WebResponse, WebFailure>) -> WebAnswer {
+        let target: String = url.chars().take(MAX_TARGET_CHARS).collect();
         let receipt = match &result {
             Ok(response) => Receipt::new(CAPABILITY, target, response.status.to_string(), started)
                 .with_body(&response.body),
@@ -153,33 +219,53 @@ impl PublicWeb {
         WebAnswer { result, receipt, mock: self.mock }
     }
 
-    fn fetch(&self, mut url: Url, mut origin: Origin, deadline: Instant) -> Result<WebResponse, WebFailure> {
+    /// The URL on the wire for `hop`, and whether it is routed.
+    fn wire(&self, hop: &Hop) -> (Url, bool) {
+        match self.routes.get(&hop.origin) {
+            Some(base) => (rebase(&hop.url, base), true),
+            None => (hop.url.clone(), false),
+        }
+    }
+
+    fn step(&self, hop: Hop, response: HttpResponse) -> Result<Step, WebFailure> {
+        let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
+        match response.location.as_deref().filter(|_| redirect) {
+            Some(location) => {
+                // Resolve against the guest's view of the URL, so a routed
+                // origin redirects within itself.
+                let next = hop.url.join(location).map_err(|_| WebFailure::Unavailable)?;
+                let origin = self.allowed(&next).map_err(|_| WebFailure::Denied)?;
+                Ok(Step::Follow(Hop { url: next, origin }))
+            }
+            None => Ok(Step::Done(WebResponse {
+                status: response.status,
+                content_type: response.content_type,
+                body: response.body,
+            })),
+        }
+    }
+
+    fn fetch(&self, mut hop: Hop, deadline: Instant) -> Result<WebResponse, WebFailure> {
         for _ in 0..=MAX_REDIRECTS {
-            let (agent, wire) = match self.routes.get(&origin) {
-                Some(base) => (&self.routed_agent, rebase(&url, base)),
-                None => (&self.public_agent, url.clone()),
-            };
+            let (wire, routed) = self.wire(&hop);
+            let agent = if routed { &self.routed_agent } else { &self.public_agent };
             let response = http_client::get(agent, wire.as_str(), &[], deadline, self.max_body)?;
-            let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
-            match response.location.as_deref().filter(|_| redirect) {
-                Some(location) => {
-                    // Resolve against the guest's view of the URL, so a
-                    // routed origin redirects within itself.
-                    let Ok(next) = url.join(location) else {
-                        return Err(WebFailure::Unavailable);
-                    };
-                    match self.allowed(&next) {
-                        Ok(next_origin) => (url, origin) = (next, next_origin),
-                        Err(_) => return Err(WebFailure::Denied),
-                    }
-                }
-                None => {
-                    return Ok(WebResponse {
-                        status: response.status,
-                        content_type: response.content_type,
-                        body: response.body,
-                    });
-                }
+            match self.step(hop, response)? {
+                Step::Done(response) => return Ok(response),
+                Step::Follow(next) => hop = next,
+            }
+        }
+        Err(WebFailure::Unavailable)
+    }
+
+    async fn fetch_async(&self, mut hop: Hop, deadline: Instant) -> Result<WebResponse, WebFailure> {
+        for _ in 0..=MAX_REDIRECTS {
+            let (wire, routed) = self.wire(&hop);
+            let agent = if routed { &self.routed_async } else { &self.public_async };
+            let response = agent.get(wire.as_str(), &[], deadline, self.max_body).await?;
+            match self.step(hop, response)? {
+                Step::Done(response) => return Ok(response),
+                Step::Follow(next) => hop = next,
             }
         }
         Err(WebFailure::Unavailable)
@@ -188,7 +274,23 @@ impl PublicWeb {
 
 impl PublicWebSource for PublicWeb {
     fn get(&self, url: &str, deadline: Instant) -> WebAnswer {
-        self.answer(url, deadline)
+        let started = Instant::now();
+        let result = match self.plan(url) {
+            Plan::Answered(result) => result,
+            Plan::Fetch(hop) => self.fetch(hop, deadline),
+        };
+        self.answer(url, started, result)
+    }
+
+    fn get_async(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = match self.plan(&url) {
+                Plan::Answered(result) => result,
+                Plan::Fetch(hop) => self.fetch_async(hop, deadline).await,
+            };
+            self.answer(&url, started, result)
+        })
     }
 }
 

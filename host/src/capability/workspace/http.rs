@@ -12,8 +12,9 @@
 //! never passed on. The feed's freshness comes from the body's top-level
 //! `updatedAt` string, when present.
 
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
-use crate::capability::http_client::{self, HttpFailure};
+use super::{ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource};
+use crate::capability::async_http::AsyncAgent;
+use crate::capability::http_client::{self, HttpFailure, HttpResponse};
 use crate::capability::url::{Url, parse_http_url};
 use crate::capability::{Receipt, remaining};
 use crate::config::{ConfigError, WorkspaceConfig};
@@ -29,6 +30,7 @@ pub struct HttpSource {
     token: TokenProvider,
     max_body: u64,
     agent: ureq::Agent,
+    async_agent: AsyncAgent,
 }
 
 impl std::fmt::Debug for HttpSource {
@@ -66,7 +68,13 @@ impl HttpSource {
             .as_deref()
             .and_then(parse_http_url)
             .ok_or_else(|| ConfigError::Invalid("workspace.base_url must be an http(s) URL".into()))?;
-        Ok(Self { base, token, max_body: u64::from(config.max_body_kib) * 1024, agent: http_client::agent() })
+        Ok(Self {
+            base,
+            token,
+            max_body: u64::from(config.max_body_kib) * 1024,
+            agent: http_client::agent(),
+            async_agent: AsyncAgent::any_address(),
+        })
     }
 
     fn url(&self, read: WorkspaceRead<'_>) -> Url {
@@ -110,17 +118,33 @@ fn updated_at(body: &str) -> Option<String> {
     value.get("updatedAt")?.as_str().map(str::to_owned)
 }
 
-impl WorkspaceSource for HttpSource {
-    fn kind(&self) -> &'static str {
-        "http"
-    }
+type Answer = (Result<SourceDocument, ReadFailure>, Receipt);
 
-    fn read(
-        &self,
-        workspace: &str,
-        read: WorkspaceRead<'_>,
-        deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+/// One read ready to send: its URL, receipt target, start and token.
+struct Request {
+    url: Url,
+    target: String,
+    started: Instant,
+    authorization: String,
+}
+
+/// What a read comes to before any traffic.
+enum Prepared {
+    /// Send this request.
+    Send(Request),
+    /// Answered without a request.
+    Answered(Answer),
+}
+
+impl Request {
+    fn receipt(&self, status: &str) -> Receipt {
+        Receipt::new("workspace", self.target.clone(), status, self.started)
+    }
+}
+
+impl HttpSource {
+    /// The request for `read`, or the answer when none may be sent.
+    fn prepare(&self, read: WorkspaceRead<'_>, deadline: Instant) -> Prepared {
         let started = Instant::now();
         let url = self.url(read);
         let target = format!("http:GET {}", url.path());
@@ -128,44 +152,86 @@ impl WorkspaceSource for HttpSource {
         if let WorkspaceRead::Job(id) = read
             && super::is_reserved_job_id(id)
         {
-            return (Err(ReadFailure::NotFound), receipt("invalid_job_id"));
+            return Prepared::Answered((Err(ReadFailure::NotFound), receipt("invalid_job_id")));
         }
         let token = match (self.token)() {
             Some(token) if !token.is_empty() => token,
-            _ => return (Err(ReadFailure::Unauthorized), receipt("no_token")),
+            _ => return Prepared::Answered((Err(ReadFailure::Unauthorized), receipt("no_token"))),
         };
         if !is_sendable_token(&token) {
-            return (Err(ReadFailure::Unauthorized), receipt("invalid_token"));
+            return Prepared::Answered((Err(ReadFailure::Unauthorized), receipt("invalid_token")));
         }
         if remaining(deadline).is_none() {
-            return (Err(ReadFailure::TimedOut), receipt("timed_out"));
+            return Prepared::Answered((Err(ReadFailure::TimedOut), receipt("timed_out")));
         }
-        let authorization = format!("Bearer {token}");
-        let headers = [("authorization", authorization.as_str()), ("x-workspace-id", workspace)];
-        match http_client::get(&self.agent, url.as_str(), &headers, deadline, self.max_body) {
+        Prepared::Send(Request { url, target, started, authorization: format!("Bearer {token}") })
+    }
+
+    /// The answer for what the GET returned.
+    fn conclude(
+        prepared: &Request,
+        read: WorkspaceRead<'_>,
+        response: Result<HttpResponse, HttpFailure>,
+    ) -> Answer {
+        match response {
             Err(failure) => {
                 let read_failure = if failure == HttpFailure::TimedOut {
                     ReadFailure::TimedOut
                 } else {
                     ReadFailure::Unavailable
                 };
-                (Err(read_failure), receipt(failure.as_status()))
+                (Err(read_failure), prepared.receipt(failure.as_status()))
             }
             Ok(response) if (200..300).contains(&response.status) => {
                 let status = response.status.to_string();
                 match String::from_utf8(response.body) {
                     Ok(body) => {
-                        let receipt = receipt(&status).with_body(body.as_bytes());
+                        let receipt = prepared.receipt(&status).with_body(body.as_bytes());
                         let updated_at = if read == WorkspaceRead::Feed { updated_at(&body) } else { None };
                         (Ok(SourceDocument { body, updated_at }), receipt)
                     }
-                    Err(_) => (Err(ReadFailure::Unavailable), receipt("malformed_body")),
+                    Err(_) => (Err(ReadFailure::Unavailable), prepared.receipt("malformed_body")),
                 }
             }
             Ok(response) => {
-                (Err(status_failure(response.status, read)), receipt(&response.status.to_string()))
+                (Err(status_failure(response.status, read)), prepared.receipt(&response.status.to_string()))
             }
         }
+    }
+}
+
+impl WorkspaceSource for HttpSource {
+    fn kind(&self) -> &'static str {
+        "http"
+    }
+
+    fn read(&self, workspace: &str, read: WorkspaceRead<'_>, deadline: Instant) -> Answer {
+        let prepared = match self.prepare(read, deadline) {
+            Prepared::Send(request) => request,
+            Prepared::Answered(answer) => return answer,
+        };
+        let headers = [("authorization", prepared.authorization.as_str()), ("x-workspace-id", workspace)];
+        let response =
+            http_client::get(&self.agent, prepared.url.as_str(), &headers, deadline, self.max_body);
+        Self::conclude(&prepared, read, response)
+    }
+
+    fn read_async<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
+        deadline: Instant,
+    ) -> Reading<'a> {
+        Box::pin(async move {
+            let prepared = match self.prepare(read, deadline) {
+                Prepared::Send(request) => request,
+                Prepared::Answered(answer) => return answer,
+            };
+            let headers = [("authorization", prepared.authorization.as_str()), ("x-workspace-id", workspace)];
+            let response =
+                self.async_agent.get(prepared.url.as_str(), &headers, deadline, self.max_body).await;
+            Self::conclude(&prepared, read, response)
+        })
     }
 }
 

@@ -44,13 +44,53 @@ pub enum WorkspaceRead<'a> {
     Job(&'a str),
 }
 
-impl WorkspaceRead<'_> {
+impl<'a> WorkspaceRead<'a> {
+    /// The job id, for a job read.
+    pub fn job_id(self) -> Option<&'a str> {
+        match self {
+            Self::Job(id) => Some(id),
+            Self::Engagement | Self::Feed => None,
+        }
+    }
+
     /// A short name for receipts and logs (never the job id's value).
     pub fn name(self) -> &'static str {
         match self {
             Self::Engagement => "engagement",
             Self::Feed => "feed",
             Self::Job(_) => "job",
+        }
+    }
+}
+
+/// A read owning its job id, to cross onto another thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedRead {
+    /// [`WorkspaceRead::Engagement`].
+    Engagement,
+    /// [`WorkspaceRead::Feed`].
+    Feed,
+    /// [`WorkspaceRead::Job`].
+    Job(String),
+}
+
+impl OwnedRead {
+    /// The borrowed read.
+    pub fn as_read(&self) -> WorkspaceRead<'_> {
+        match self {
+            Self::Engagement => WorkspaceRead::Engagement,
+            Self::Feed => WorkspaceRead::Feed,
+            Self::Job(id) => WorkspaceRead::Job(id),
+        }
+    }
+}
+
+impl From<WorkspaceRead<'_>> for OwnedRead {
+    fn from(read: WorkspaceRead<'_>) -> Self {
+        match read {
+            WorkspaceRead::Engagement => Self::Engagement,
+            WorkspaceRead::Feed => Self::Feed,
+            WorkspaceRead::Job(id) => Self::Job(id.to_owned()),
         }
     }
 }
@@ -106,8 +146,13 @@ pub fn read_receipt(
     }
 }
 
+/// A boxed future of one read's answer.
+pub type Reading<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = (Result<SourceDocument, ReadFailure>, Receipt)> + Send + 'a>,
+>;
+
 /// A source of workspace data.
-pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
+pub trait WorkspaceSource: Send + Sync + std::fmt::Debug + 'static {
     /// `sqlite`, `http` or `mock`.
     fn kind(&self) -> &'static str;
 
@@ -129,6 +174,28 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug {
         read: WorkspaceRead<'_>,
         deadline: Instant,
     ) -> (Result<SourceDocument, ReadFailure>, Receipt);
+
+    /// The same for [`crate::Host::call_async`]. By default the blocking
+    /// [`Self::read`] runs on tokio's blocking pool (SQLite, fixtures); a
+    /// source that waits on the network reads natively instead, as
+    /// [`http::HttpSource`] does.
+    fn read_async<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
+        deadline: Instant,
+    ) -> Reading<'a> {
+        let (workspace, owned) = (workspace.to_owned(), OwnedRead::from(read));
+        Box::pin(async move {
+            let started = Instant::now();
+            let target = format!("{}:{}", self.kind(), read.name());
+            let blocking =
+                tokio::task::spawn_blocking(move || self.read(&workspace, owned.as_read(), deadline));
+            blocking.await.unwrap_or_else(|_| {
+                (Err(ReadFailure::Unavailable), Receipt::new("workspace", target, "unavailable", started))
+            })
+        })
+    }
 }
 
 pub use document::is_reserved_job_id;
@@ -143,16 +210,40 @@ pub fn guest_read(
     read: WorkspaceRead<'_>,
     deadline: Instant,
 ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
-    if let WorkspaceRead::Job(id) = read
-        && is_reserved_job_id(id)
-    {
-        let target = format!("{}:{}", source.kind(), read.name());
-        return (
-            Err(ReadFailure::NotFound),
-            Receipt::new("workspace", target, "invalid_job_id", Instant::now()),
-        );
+    if let Some(refused) = refused_unasked(source, read) {
+        return refused;
     }
-    let (result, receipt) = source.read(workspace, read, deadline);
+    redacted(read, source.read(workspace, read, deadline))
+}
+
+/// [`guest_read`] for async calls.
+pub async fn guest_read_async(
+    source: Arc<dyn WorkspaceSource>,
+    workspace: &str,
+    read: WorkspaceRead<'_>,
+    deadline: Instant,
+) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+    if let Some(refused) = refused_unasked(&*source, read) {
+        return refused;
+    }
+    redacted(read, source.read_async(workspace, read, deadline).await)
+}
+
+fn refused_unasked(
+    source: &dyn WorkspaceSource,
+    read: WorkspaceRead<'_>,
+) -> Option<(Result<SourceDocument, ReadFailure>, Receipt)> {
+    let reserved = read.job_id().is_some_and(is_reserved_job_id);
+    reserved.then(|| {
+        let target = format!("{}:{}", source.kind(), read.name());
+        (Err(ReadFailure::NotFound), Receipt::new("workspace", target, "invalid_job_id", Instant::now()))
+    })
+}
+
+fn redacted(
+    read: WorkspaceRead<'_>,
+    (result, receipt): (Result<SourceDocument, ReadFailure>, Receipt),
+) -> (Result<SourceDocument, ReadFailure>, Receipt) {
     let result = match read {
         WorkspaceRead::Job(_) => result.and_then(|document| {
             let body =
