@@ -64,3 +64,13 @@ pub fn load_skills(dir: Option<&Path>) -> Result<harmonia_host::liaison::skills:
 pub fn workspace(flag: Option<String>) -> Option<String> {
     flag.or_else(|| std::env::var("HARMONIA_WORKSPACE").ok()).filter(|id| !id.is_empty())
 }
+
+/// Raise this process's soft open-files limit to the hard one; the limit
+/// now in force.
+pub fn raise_open_files() -> u64 {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    limit.current = limit.maximum;
+    let _ = setrlimit(Resource::Nofile, limit);
+    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
+}

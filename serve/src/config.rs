@@ -18,8 +18,8 @@
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
 //! max_sessions = 64
-//! max_connections = 512
-//! max_in_flight_calls = 32
+//! max_connections = 2048
+//! max_in_flight_calls = 1024
 //! idle_session_s = 300
 //! request_timeout_s = 150
 //! header_timeout_s = 10
@@ -106,8 +106,8 @@ impl Default for Limits {
         Self {
             max_body_kib: 1024,
             max_sessions: 64,
-            max_connections: 512,
-            max_in_flight_calls: 32,
+            max_connections: 2048,
+            max_in_flight_calls: 1024,
             idle_session_s: 300,
             request_timeout_s: 150,
             header_timeout_s: 10,

@@ -10,8 +10,10 @@
 //! retryable error, the ceiling), whose signed trace is the resource
 //! [`TRACE_URI`]. Unbound connections call the host directly.
 //!
-//! `Host::call` blocks, so calls run on tokio's blocking pool, at most
-//! `limits.max_in_flight_calls` at once. A call past the bound waits for a
+//! Calls run through `Host::call_async`, each in its own task (so a call
+//! finishes, within its deadline, even when its client goes away): a call
+//! waiting on an upstream holds no thread, and a spinning guest yields
+//! every millisecond. At most `limits.max_in_flight_calls` run at once. A call past the bound waits for a
 //! permit up to its deadline (the tool's, capped by the request timeout);
 //! if none frees by then it is answered with the retryable
 //! `dependency_unavailable` envelope, having never run. Waits, refusals
@@ -38,8 +40,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
+use tokio::sync::Mutex;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// The URI of a skill-bound session's signed trace.
@@ -129,10 +132,11 @@ impl McpServer {
                     trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
                 };
                 let state = Arc::clone(&self.state);
-                tokio::task::spawn_blocking(move || {
+                tokio::spawn(async move {
                     let _permit = permit;
                     let record = host
-                        .call_recorded(&tool, &args.to_string(), &context)
+                        .call_recorded_async(&tool, &args.to_string(), &context)
+                        .await
                         .map_err(|error| error.to_string())?;
                     state.record_spans(&tool, &record);
                     Ok::<_, String>(record.envelope)
@@ -142,11 +146,12 @@ impl McpServer {
             Some(skill) => {
                 let session = self.session(&principal, skill)?;
                 let state = Arc::clone(&self.state);
-                tokio::task::spawn_blocking(move || {
+                tokio::spawn(async move {
                     let _permit = permit;
-                    let mut session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut session = session.lock().await;
                     let (envelope, record) = session
-                        .call_recorded(&tool, &args)
+                        .call_recorded_async(&tool, &args)
+                        .await
                         .map_err(|error| format!("{}: {error}", error.code()))?;
                     // A session that ended records nothing: only an
                     // answered call has a new entry to count.
@@ -341,7 +346,7 @@ impl ServerHandler for McpServer {
         };
         let session = self.session(&principal, skill)?;
         let document = {
-            let session = session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let session = session.lock().await;
             session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
         };
         let text = document.to_value().to_string();

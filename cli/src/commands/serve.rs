@@ -229,6 +229,7 @@ fn serve(
         .into());
     }
     let address = args.http.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    raise_open_files(&config);
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(address)
             .await
@@ -246,4 +247,19 @@ fn serve(
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Raise the soft open-files limit to the hard one, as servers do: each
+/// connection holds a descriptor, and each call in flight an upstream one.
+/// Warns when even the hard limit is below what the bounds allow.
+fn raise_open_files(config: &ServeConfig) {
+    let open_files = crate::setup::raise_open_files();
+    let wanted = u64::from(config.limits.max_connections) + u64::from(config.limits.max_in_flight_calls) + 64;
+    if open_files < wanted {
+        tracing::warn!(
+            open_files,
+            wanted,
+            "the open-files limit is below max_connections + max_in_flight_calls: raise it (ulimit -n) or lower them"
+        );
+    }
 }
