@@ -58,7 +58,7 @@ fn post(
 }
 
 /// The last JSON-RPC message of a JSON or SSE body.
-fn message(body: &str) -> Result<Value> {
+pub(super) fn message(body: &str) -> Result<Value> {
     let text = body
         .lines()
         .filter_map(|line| line.strip_prefix("data:"))
@@ -68,22 +68,34 @@ fn message(body: &str) -> Result<Value> {
     Ok(serde_json::from_str(text)?)
 }
 
-/// One stateless (2026-07-28) `tools/call`, no session.
-fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
-    let arguments: Value = serde_json::from_str(INPUT)?;
-    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": TOOL, "arguments": arguments,
+/// The body of a stateless (2026-07-28) `tools/call` of `tool`.
+pub(super) fn stateless_body(tool: &str, arguments: Value, n: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": arguments,
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                  "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let mut response = agent
-        .post(url)
-        .header("Authorization", &format!("Bearer {token}"))
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .send(body.to_string())?;
+                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+}
+
+/// The headers of a stateless `tools/call` of `tool` with `token`.
+pub(super) fn stateless_headers(tool: &str, token: &str) -> [(&'static str, String); 6] {
+    [
+        ("Authorization", format!("Bearer {token}")),
+        ("Accept", "application/json, text/event-stream".into()),
+        ("Content-Type", "application/json".into()),
+        ("MCP-Protocol-Version", "2026-07-28".into()),
+        ("Mcp-Method", "tools/call".into()),
+        ("Mcp-Name", tool.into()),
+    ]
+}
+
+/// One stateless (2026-07-28) `tools/call`, no session.
+fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
+    let body = stateless_body(TOOL, serde_json::from_str(INPUT)?, n);
+    let mut request = agent.post(url);
+    for (name, value) in stateless_headers(TOOL, token) {
+        request = request.header(name, &value);
+    }
+    let mut response = request.send(body.to_string())?;
     message(&response.body_mut().read_to_string()?)
 }
 
@@ -113,16 +125,17 @@ impl Session {
     }
 }
 
-fn token_file(dir: &Path) -> Result<String> {
+/// A tokens file in `dir` granting `tool` in `ws_demo`; the token.
+pub(super) fn token_file(dir: &Path, tool: &str) -> Result<String> {
     let mut file = TokenFile::default();
-    let (token, _) = file.add("ws_demo", vec![TOOL.to_owned()])?;
+    let (token, _) = file.add("ws_demo", vec![tool.to_owned()])?;
     file.save(&dir.join("tokens.toml"))?;
     Ok(token)
 }
 
 fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
-    let token = token_file(dir)?;
+    let token = token_file(dir, TOOL)?;
     let serve_config = ServeConfig::default();
     let state =
         ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone(), None)?;

@@ -9,7 +9,9 @@
 //! - loading the six plugins from the precompiled cache against compiling;
 //! - how far past a 100 ms deadline a runaway loop is stopped (50 runs);
 //! - calls per second on one and on two threads;
-//! - resident memory growth over 100,000 calls.
+//! - resident memory growth over 100,000 calls;
+//! - calls in flight through `Host::call_async` against a 100 ms upstream:
+//!   1,000 and 10,000 callers ([`concurrency`]).
 //!
 //! With `--plugin PATH` (repeatable) it measures those components instead
 //! ([`plugins`]): load from the cache, a call once loaded, and a whole
@@ -17,6 +19,7 @@
 //!
 //! Run it from a release build: `cargo run --release -p harmonia-cli -- bench`.
 
+mod concurrency;
 mod mcp;
 mod plugins;
 mod stats;
@@ -42,6 +45,11 @@ struct Effort {
     runaway_runs: usize,
     throughput_window: Duration,
     memory_calls: usize,
+    /// Closed-loop runs through `Host::call_async`: (callers, async slots).
+    concurrency: &'static [(usize, u32)],
+    concurrency_window: Duration,
+    /// MCP clients in the closed loop through `harmonia serve`.
+    concurrency_mcp: usize,
 }
 
 const FULL: Effort = Effort {
@@ -51,6 +59,9 @@ const FULL: Effort = Effort {
     runaway_runs: 50,
     throughput_window: Duration::from_secs(3),
     memory_calls: 100_000,
+    concurrency: &[(1_000, 1_024), (10_000, 1_024), (10_000, 10_000)],
+    concurrency_window: Duration::from_secs(5),
+    concurrency_mcp: 1_000,
 };
 
 const QUICK: Effort = Effort {
@@ -60,6 +71,9 @@ const QUICK: Effort = Effort {
     runaway_runs: 5,
     throughput_window: Duration::from_millis(500),
     memory_calls: 5_000,
+    concurrency: &[(100, 1_024), (1_000, 1_024)],
+    concurrency_window: Duration::from_secs(1),
+    concurrency_mcp: 100,
 };
 
 /// The figures so far, and where the human-readable lines go (stderr when
@@ -110,6 +124,25 @@ fn time_calls(host: &Host, tool: &str, input: &str, context: &CallContext, calls
     )
 }
 
+/// The trivial call through `Host::call_async`, awaited one after another
+/// inside one task on a current-thread runtime (no hop between threads).
+fn time_async_calls(host: &Host, calls: usize) -> Result<Samples> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let context = CallContext::default();
+    Ok(runtime.block_on(async {
+        for _ in 0..calls.min(100) {
+            let _ = host.call_async("trivial_probe", "{}", &context).await;
+        }
+        let mut samples = Vec::with_capacity(calls);
+        for _ in 0..calls {
+            let started = Instant::now();
+            let _ = host.call_async("trivial_probe", "{}", &context).await;
+            samples.push(started.elapsed());
+        }
+        Samples::new(samples)
+    }))
+}
+
 fn trivial(effort: &Effort, out: &mut Report) -> Result<Host> {
     let context = CallContext::default();
     let pooled = guest_host(bare_config(true), "testing-trivial")?;
@@ -124,6 +157,7 @@ fn trivial(effort: &Effort, out: &mut Report) -> Result<Host> {
         .metrics(harmonia_host::metrics::Metrics::new())
         .build()?;
     let with_metrics = time_calls(&counted, "trivial_probe", "{}", &context, effort.trivial_calls);
+    let through_async = time_async_calls(&pooled, effort.trivial_calls)?;
     out.say(format!("trivial guest, fresh instance per call ({} calls):", effort.trivial_calls));
     out.say(format!("  pooling:     p50 {:8.1} us   p99 {:8.1} us", with_pool.p50_us(), with_pool.p99_us()));
     out.say(format!(
@@ -136,7 +170,14 @@ fn trivial(effort: &Effort, out: &mut Report) -> Result<Host> {
         with_metrics.p50_us(),
         with_metrics.p99_us()
     ));
+    out.say(format!(
+        "  pooling, Host::call_async: p50 {:8.1} us   p99 {:8.1} us",
+        through_async.p50_us(),
+        through_async.p99_us()
+    ));
     out.insert("trivial_call_us_p50", json!(with_pool.p50_us()));
+    out.insert("trivial_call_us_p50_async", json!(through_async.p50_us()));
+    out.insert("trivial_call_us_p99_async", json!(through_async.p99_us()));
     out.insert("trivial_call_us_p50_metrics", json!(with_metrics.p50_us()));
     out.insert("trivial_call_us_p99", json!(with_pool.p99_us()));
     out.insert("trivial_call_us_p50_no_pool", json!(without_pool.p50_us()));
@@ -334,6 +375,7 @@ pub fn run(json_output: bool, quick: bool, plugin_paths: &[std::path::PathBuf]) 
     runaway(effort, &mut out)?;
     throughput(&trivial_host, effort, &mut out);
     memory(&trivial_host, effort, &mut out);
+    concurrency::run(effort, &mut out)?;
     mcp::run(effort, &mut out)?;
     finish(out)
 }

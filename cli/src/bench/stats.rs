@@ -39,10 +39,26 @@ impl Samples {
 
 /// Resident memory of this process, KiB (Linux), or 0 when unknown.
 pub fn resident_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// Reset this process's peak resident memory (`VmHWM`) to its current
+/// resident memory (Linux; a no-op elsewhere).
+pub fn reset_peak_resident() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident memory of this process since start or the last reset,
+/// KiB (Linux), or 0 when unknown.
+pub fn peak_resident_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
-            status.lines().find(|line| line.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+            status.lines().find(|line| line.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
         })
         .unwrap_or(0)
 }

@@ -1,0 +1,290 @@
+//! Calls in flight through `Host::call_async`: `fetch_trend_signals`
+//! against a loopback upstream that answers every request after 100 ms.
+//!
+//! Each figure is a closed loop: `callers` tasks each call, wait for the
+//! envelope, and call again, for a fixed window on a two-worker tokio
+//! runtime. The ideal is `callers / 100 ms` calls per second; what the
+//! machine gets is printed next to it, with p50 and p99 latency and the
+//! host's peak resident memory during the window (`VmHWM`, reset first).
+//! The upstream is a hyper server on its own one-worker runtime in the
+//! same process, so its memory and CPU count against the host's figures:
+//! the figures are conservative. The last figure runs the same loop
+//! through `harmonia serve` (in process, over loopback HTTP), whose
+//! per-request MCP work is then on the same two cores.
+
+use super::{Effort, Report, mcp, stats};
+use anyhow::{Context, Result};
+use harmonia_host::config::HostConfig;
+use harmonia_host::liaison::session::Liaison;
+use harmonia_host::liaison::skills::SkillSet;
+use harmonia_host::{CallContext, Host};
+use harmonia_serve::auth::Authenticator;
+use harmonia_serve::auth::tokens::TokenStore;
+use harmonia_serve::config::ServeConfig;
+use harmonia_serve::http::HttpServer;
+use harmonia_serve::state::ServeState;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The tool every call runs.
+const TOOL: &str = "fetch_trend_signals";
+
+/// How long the upstream takes to answer.
+const UPSTREAM_DELAY: Duration = Duration::from_millis(100);
+
+/// The loopback upstream: `{"hits": []}` after [`UPSTREAM_DELAY`], over
+/// keep-alive HTTP/1.1, until its runtime is dropped.
+fn upstream() -> Result<(tokio::runtime::Runtime, SocketAddr)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("bench-upstream")
+        .enable_all()
+        .build()?;
+    // A real upstream's accept queue, not tokio's default of 1,024
+    // (the kernel caps it at net.core.somaxconn).
+    let listener = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        socket.listen(16_384)
+    })?;
+    let address = listener.local_addr()?;
+    runtime.spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(|_request| async {
+                    tokio::time::sleep(UPSTREAM_DELAY).await;
+                    hyper::Response::builder()
+                        .header("content-type", "application/json")
+                        .body(Full::new(Bytes::from_static(br#"{"hits": []}"#)))
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    });
+    Ok((runtime, address))
+}
+
+/// One closed-loop run's figures.
+struct Run {
+    calls_per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Resident memory when the window opened, its peak during it, and
+    /// what stays resident once every call has ended.
+    baseline_mib: f64,
+    peak_mib: f64,
+    after_mib: f64,
+    /// Calls that did not succeed, by what they ended with.
+    failed: BTreeMap<String, u64>,
+}
+
+fn closed_loop<F, Fut>(callers: usize, window: Duration, call: F) -> Result<Run>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<(), String>> + Send,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    stats::reset_peak_resident();
+    let baseline_mib = stats::resident_kib() as f64 / 1024.0;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..callers)
+        .map(|_| {
+            let (call, stop) = (call.clone(), Arc::clone(&stop));
+            runtime.spawn(async move {
+                let (mut latencies, mut failed) = (Vec::new(), BTreeMap::<String, u64>::new());
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    match call().await {
+                        Ok(()) => latencies.push(started.elapsed()),
+                        Err(outcome) => *failed.entry(outcome).or_default() += 1,
+                    }
+                }
+                (latencies, failed)
+            })
+        })
+        .collect();
+    runtime.block_on(async { tokio::time::sleep(window).await });
+    stop.store(true, Ordering::Relaxed);
+    let finished: Vec<_> = runtime.block_on(async {
+        let mut finished = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            finished.push(task.await);
+        }
+        finished
+    });
+    let elapsed = started.elapsed();
+    let peak_mib = stats::peak_resident_kib() as f64 / 1024.0;
+    drop(runtime);
+    let after_mib = stats::resident_kib() as f64 / 1024.0;
+    let (mut latencies, mut failed) = (Vec::new(), BTreeMap::new());
+    for result in finished {
+        let (task_latencies, task_failed) = result.context("a caller task panicked")?;
+        latencies.extend(task_latencies);
+        for (outcome, count) in task_failed {
+            *failed.entry(outcome).or_default() += count;
+        }
+    }
+    let completed = latencies.len();
+    let samples = stats::Samples::new(latencies);
+    Ok(Run {
+        calls_per_second: completed as f64 / elapsed.as_secs_f64(),
+        p50_ms: samples.p50_us() / 1000.0,
+        p99_ms: samples.p99_us() / 1000.0,
+        baseline_mib,
+        peak_mib,
+        after_mib,
+        failed,
+    })
+}
+
+/// A caller of `Host::call_async`.
+fn host_caller(host: &Host) -> impl Fn() -> BoxedCall + Clone + Send + 'static {
+    let host = host.clone();
+    move || {
+        let host = host.clone();
+        Box::pin(async move {
+            let context = CallContext::default();
+            let record =
+                host.call_recorded_async(TOOL, "{}", &context).await.map_err(|error| error.to_string())?;
+            match record.envelope.error {
+                None => Ok(()),
+                // With the capability's answer, which says why.
+                Some(error) => match record.receipts.last() {
+                    Some(receipt) => Err(format!("{} ({})", error.code, receipt.status)),
+                    None => Err(error.code),
+                },
+            }
+        })
+    }
+}
+
+/// A caller of `tools/call` on `url` (stateless, 2026-07-28) with reqwest.
+fn mcp_caller(url: String, token: &str) -> Result<impl Fn() -> BoxedCall + Clone + Send + 'static> {
+    let client = reqwest::Client::builder().http1_only().build()?;
+    let body = mcp::stateless_body(TOOL, json!({}), 1).to_string();
+    let headers = mcp::stateless_headers(TOOL, token);
+    Ok(move || {
+        let mut request = client.post(&url).body(body.clone());
+        for (name, value) in &headers {
+            request = request.header(*name, value);
+        }
+        Box::pin(async move {
+            let response = request.send().await.map_err(|_| "no_response".to_owned())?;
+            let status = response.status();
+            let text = response.text().await.map_err(|_| "no_body".to_owned())?;
+            if !status.is_success() {
+                return Err(format!("http_{}", status.as_u16()));
+            }
+            let message = mcp::message(&text).map_err(|_| "not_json_rpc".to_owned())?;
+            match &message["result"]["structuredContent"]["error"]["code"] {
+                Value::Null if message["result"]["structuredContent"]["status"] == "success" => Ok(()),
+                Value::String(code) => Err(code.clone()),
+                _ => Err("not_a_result".into()),
+            }
+        }) as BoxedCall
+    })
+}
+
+type BoxedCall = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+fn host(upstream: SocketAddr, max_async_calls: u32) -> Result<Host> {
+    let mut config = HostConfig::default();
+    config.limits.max_async_calls = max_async_calls;
+    config.public_web.routes.insert("https://hn.algolia.com".into(), format!("http://{upstream}"));
+    Ok(Host::new(config)?)
+}
+
+/// Print one run's line and keep its figures under `key`.
+fn report(out: &mut Report, label: &str, key: &str, ideal: f64, run: &Run) {
+    let failed: u64 = run.failed.values().sum();
+    out.say(format!(
+        "  {label}: {:8.0} calls/s ({:5.1}% of the ideal {ideal:.0}), p50 {:7.1} ms, p99 {:7.1} ms",
+        run.calls_per_second,
+        100.0 * run.calls_per_second / ideal,
+        run.p50_ms,
+        run.p99_ms,
+    ));
+    out.say(format!(
+        "      resident {:.0} MiB before, peak {:.0} MiB, {:.0} MiB after; {failed} failed {:?}",
+        run.baseline_mib, run.peak_mib, run.after_mib, run.failed
+    ));
+    out.insert(
+        key,
+        json!({"calls_per_s": run.calls_per_second, "ideal_per_s": ideal, "p50_ms": run.p50_ms,
+            "p99_ms": run.p99_ms, "resident_before_mib": run.baseline_mib, "peak_resident_mib": run.peak_mib,
+            "resident_after_mib": run.after_mib, "failed": run.failed}),
+    );
+}
+
+/// The same closed loop through `harmonia serve` over HTTP: stateless
+/// `tools/call` from reqwest, the server in this process on its own
+/// two-worker runtime.
+fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mut Report) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("harmonia-bench-inflight-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> Result<()> {
+        let token = mcp::token_file(&dir, TOOL)?;
+        let serve_config = ServeConfig::default();
+        let state = ServeState::new(
+            Liaison::new(host(address, serve_config.limits.max_in_flight_calls)?, SkillSet::builtin())?,
+            serve_config.limits.clone(),
+            None,
+        )?;
+        let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
+        let server_runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let url = format!("http://{}/mcp", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running =
+            server_runtime.spawn(HttpServer::new(state, auth, &serve_config).run(listener, async move {
+                let _ = stopped.await;
+            }));
+        // reqwest is built with rustls but no provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let caller = mcp_caller(url, &token)?;
+        closed_loop(callers.min(100), Duration::from_millis(500), caller.clone())?;
+        let run = closed_loop(callers, window, caller)?;
+        let _ = stop.send(());
+        let _ = server_runtime.block_on(running);
+        let ideal = callers as f64 / UPSTREAM_DELAY.as_secs_f64();
+        let label = format!("{callers:>6} MCP clients (harmonia serve, stateless tools/call)");
+        report(out, &label, &format!("inflight_mcp_{callers}"), ideal, &run);
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
+    // Every call in flight holds a client socket, and the upstream its
+    // server end.
+    let open_files = crate::setup::raise_open_files();
+    let window = effort.concurrency_window;
+    out.say(format!(
+        "\ncalls in flight, {TOOL} against an upstream answering after 100 ms ({:.0} s each, open files {open_files}):",
+        window.as_secs_f64()
+    ));
+    for &(callers, bound) in effort.concurrency {
+        // A fresh upstream each time, so no run inherits another's sockets.
+        let (_upstream, address) = upstream()?;
+        let host = host(address, bound)?;
+        // Warms the connection and instance pools.
+        closed_loop(callers.min(bound as usize), Duration::from_millis(500), host_caller(&host))?;
+        let run = closed_loop(callers, window, host_caller(&host))?;
+        let ideal = callers.min(bound as usize) as f64 / UPSTREAM_DELAY.as_secs_f64();
+        let label = format!("{callers:>6} callers of Host::call_async, {bound:>5} slots");
+        report(out, &label, &format!("inflight_{callers}_slots_{bound}"), ideal, &run);
+    }
+    let (_upstream, address) = upstream()?;
+    through_serve(address, effort.concurrency_mcp, window, out)
+}
