@@ -1,5 +1,6 @@
 //! `harmonia serve`'s bounds, against hostile plugins and hostile
-//! clients: a looping or memory-hungry plugin costs one envelope, a call
+//! clients: a looping or memory-hungry plugin costs one envelope and
+//! stalls none of the server's other requests, a call
 //! past the in-flight bound waits for the permit (serve/tests/metrics.rs
 //! shows the retryable envelope when none frees in time), sessions past their
 //! bound get 503 with `Retry-After`, slow clients are cut, and SIGTERM
@@ -228,4 +229,50 @@ fn a_client_that_stops_reading_is_disconnected_and_frees_its_place() {
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(stalled);
+}
+
+/// One stateless (2026-07-28) `tools/call` of `tool`; the response body.
+fn stateless_call(url: &str, token: &str, tool: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut response = ureq::post(&format!("{url}/mcp"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", tool)
+        .send(body.to_string())
+        .unwrap();
+    response.body_mut().read_to_string().unwrap()
+}
+
+#[test]
+fn spinning_plugins_do_not_stall_the_servers_other_requests() {
+    let server = Server::start("spin", "");
+    // More spinning guests than the server has worker threads (one per
+    // core): were a guest to keep its thread, /healthz would wait for the
+    // spinners' 1 s deadline.
+    let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(2);
+    let spinners: Vec<_> = (0..cores * 2)
+        .map(|_| {
+            let (url, token) = (server.url.clone(), server.token.clone());
+            std::thread::spawn(move || stateless_call(&url, &token, "hostile_loop"))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let mut probe = TcpStream::connect(server.address()).unwrap();
+    probe.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = probe.read_to_string(&mut answer);
+    let waited = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(waited < Duration::from_millis(400), "/healthz waited {waited:?} behind spinning plugins");
+    for spinner in spinners {
+        let body = spinner.join().unwrap();
+        assert!(body.contains("tool_timeout"), "{body}");
+    }
 }

@@ -61,6 +61,11 @@ impl CallSpans {
     /// endpoint.
     pub fn from_config(config: &TelemetryConfig) -> Result<Option<Self>, TelemetryError> {
         let Some(endpoint) = &config.otlp_endpoint else { return Ok(None) };
+        // The exporter's reqwest client shares its build with the host's
+        // async HTTP client, rustls without a crypto provider of its own:
+        // it takes the process's default, which this makes ring unless the
+        // embedder installed another.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
