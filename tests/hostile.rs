@@ -8,6 +8,7 @@ use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, guest_path, host_with, try_host_with};
 use serde_json::{Value, json};
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 // Every hostile guest has a test, here or in `tests/adversary.rs`: a guest
@@ -325,4 +326,19 @@ fn a_spinning_guest_does_not_hold_the_async_executor() {
         let spun = spinning.await.unwrap();
         assert_eq!(spun.error.unwrap().code, "tool_timeout");
     });
+}
+
+#[test]
+fn an_async_call_outside_a_tokio_runtime_is_a_typed_error_not_a_panic() {
+    let (host, _) = hostile_host();
+    let context = CallContext::default();
+    let mut call = std::pin::pin!(host.call_async("trivial_probe", "{}", &context));
+    let mut poll = std::task::Context::from_waker(std::task::Waker::noop());
+    match call.as_mut().poll(&mut poll) {
+        std::task::Poll::Ready(answer) => {
+            assert_eq!(answer.unwrap_err(), harmonia_host::CallError::NoAsyncRuntime);
+        }
+        std::task::Poll::Pending => panic!("the call waited instead of answering"),
+    }
+    assert_healthy(&host);
 }

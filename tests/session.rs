@@ -281,3 +281,39 @@ fn allowed_calls_count_towards_the_bounds_too() {
     assert_eq!(error, SessionError::LimitReached { limit: Limit::RecordedBytes, bound: 100 });
     assert_eq!(session.trace().entries.len(), 1, "nothing ran and nothing was recorded");
 }
+
+#[test]
+fn async_session_calls_match_blocking_ones_and_need_a_runtime() {
+    let liaison = liaison();
+    let args = json!({"job_id": "job-7"});
+    let mut blocking = liaison.session(CallContext::for_workspace("ws_demo"));
+    blocking.activate("job-status").unwrap();
+    let mut asynchronous = liaison.session(CallContext::for_workspace("ws_demo"));
+    asynchronous.activate("job-status").unwrap();
+    // Outside a runtime: a typed error, and nothing recorded.
+    let outside = {
+        let call = std::pin::pin!(asynchronous.call_recorded_async("get_job_status", &args));
+        let mut call = call;
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        match std::future::Future::poll(call.as_mut(), &mut context) {
+            std::task::Poll::Ready(answer) => answer.map(|_| ()).unwrap_err(),
+            std::task::Poll::Pending => panic!("the call waited instead of answering"),
+        }
+    };
+    assert_eq!(outside, SessionError::NoAsyncRuntime);
+    assert_eq!(outside.code(), "no_async_runtime");
+    assert!(asynchronous.trace().entries.iter().all(|entry| entry.kind != EntryKind::ToolCall));
+    // Inside one: the same envelope and the same kind of entry as the
+    // blocking session, the guard included (a second call is refused).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    for _ in 0..2 {
+        let (expected, _) = blocking.call_recorded("get_job_status", &args).unwrap();
+        let (envelope, _) =
+            runtime.block_on(asynchronous.call_recorded_async("get_job_status", &args)).unwrap();
+        assert_eq!(envelope.to_value(), expected.to_value());
+        let kinds = |session: &harmonia_host::liaison::session::Session| {
+            session.trace().entries.iter().map(|entry| entry.kind).collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(&asynchronous), kinds(&blocking));
+    }
+}

@@ -40,6 +40,10 @@ pub enum CallError {
     /// No loaded plugin has this name.
     #[error("unknown tool `{0}`")]
     UnknownTool(String),
+    /// [`Host::call_async`] was polled outside a tokio runtime, which its
+    /// deadlines and capabilities need.
+    #[error("Host::call_async needs a tokio runtime (with its time and I/O drivers)")]
+    NoAsyncRuntime,
 }
 
 /// Who is calling: bound to the call by the host, never chosen by a tool.
@@ -357,7 +361,8 @@ impl Host {
     /// `limits.max_async_calls` run at once; the rest wait up to their
     /// deadline, then end as the retryable `dependency_unavailable`. Every
     /// deadline holds as for [`Host::call`]. Needs a tokio runtime with the
-    /// time driver (and the I/O driver for live capabilities).
+    /// time driver (and the I/O driver for live capabilities); polled
+    /// outside one it answers [`CallError::NoAsyncRuntime`].
     pub async fn call_async(
         &self,
         tool: &str,
@@ -375,6 +380,7 @@ impl Host {
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
+        tokio::runtime::Handle::try_current().map_err(|_| CallError::NoAsyncRuntime)?;
         let plugin = match self.admit(tool, input, context, started)? {
             Admitted::Run(plugin) => plugin,
             Admitted::Answered(record) => return Ok(record),

@@ -59,6 +59,10 @@ pub enum SessionError {
     /// A skill is already active in this session.
     #[error("skill `{0}` is already active; a session loads exactly one skill")]
     AlreadyActivated(String),
+    /// [`Session::call_recorded_async`] was polled outside a tokio runtime;
+    /// nothing was recorded.
+    #[error("Session::call_recorded_async needs a tokio runtime (with its time and I/O drivers)")]
+    NoAsyncRuntime,
     /// A call would pass one of the session's bounds; the session has ended.
     #[error("the session has ended: {limit} (at most {bound})")]
     LimitReached {
@@ -89,6 +93,7 @@ impl SessionError {
         match self {
             Self::UnknownSkill(_) | Self::AlreadyActivated(_) => "activation_refused",
             Self::LimitReached { .. } => "session_limit",
+            Self::NoAsyncRuntime => "no_async_runtime",
         }
     }
 }
@@ -327,6 +332,7 @@ impl Session {
         tool: &str,
         args: &Value,
     ) -> Result<(Envelope, Option<CallRecord>), SessionError> {
+        tokio::runtime::Handle::try_current().map_err(|_| SessionError::NoAsyncRuntime)?;
         let judged = self.judge(tool, args)?;
         let ran = match judged.verdict {
             Ok(()) => Some(self.host.call_recorded_async(tool, &args.to_string(), &self.context).await),
