@@ -29,13 +29,18 @@ pub fn log_level() -> Level {
 
 /// A host from the shared options.
 pub fn build_host(args: &HostArgs) -> Result<Host> {
-    build_host_with(args, None)
+    build_host_with(args, None, 0)
 }
 
 /// A host from the shared options, counting into `metrics` when given.
-pub fn build_host_with(args: &HostArgs, metrics: Option<harmonia_host::metrics::Metrics>) -> Result<Host> {
+pub fn build_host_with(
+    args: &HostArgs,
+    metrics: Option<harmonia_host::metrics::Metrics>,
+    async_calls_at_least: u32,
+) -> Result<Host> {
     let mut config = load_config(args.config.as_deref())?;
     config.mock |= args.mock;
+    raise_async_calls(&mut config, async_calls_at_least);
     let mut builder = Host::builder(config).log(Arc::new(StderrLog { min_level: log_level() }));
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
@@ -44,6 +49,19 @@ pub fn build_host_with(args: &HostArgs, metrics: Option<harmonia_host::metrics::
         builder = builder.component_file(path)?;
     }
     builder.build().context("cannot start the host")
+}
+
+/// Raise `limits.max_async_calls` to `at_least` (the server's in-flight
+/// bound), never lower it.
+fn raise_async_calls(config: &mut HostConfig, at_least: u32) {
+    if config.limits.max_async_calls < at_least {
+        tracing::info!(
+            from = config.limits.max_async_calls,
+            to = at_least,
+            "limits.max_async_calls raised to the server's max_in_flight_calls"
+        );
+        config.limits.max_async_calls = at_least;
+    }
 }
 
 /// Read a file for a command, as a usage error when it cannot be read.
@@ -73,4 +91,21 @@ pub fn raise_open_files() -> u64 {
     limit.current = limit.maximum;
     let _ = setrlimit(Resource::Nofile, limit);
     getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_in_flight_bound_raises_the_async_slots_never_lowers_them() {
+        let mut config = HostConfig::default();
+        config.limits.max_async_calls = 8;
+        raise_async_calls(&mut config, 1024);
+        assert_eq!(config.limits.max_async_calls, 1024);
+        raise_async_calls(&mut config, 16);
+        assert_eq!(config.limits.max_async_calls, 1024);
+        raise_async_calls(&mut config, 0);
+        assert_eq!(config.limits.max_async_calls, 1024);
+    }
 }

@@ -15,7 +15,7 @@
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
 //! | `limits.max_concurrent_calls` | 64; further calls wait up to their deadline, then end as the retryable `dependency_unavailable` |
-//! | `limits.max_async_calls` | 1024 async calls in flight; the same wait and answer past the bound |
+//! | `limits.max_async_calls` | 256 async calls in flight (`harmonia serve` raises it to its `max_in_flight_calls`); the same wait and answer past the bound |
 //! | `limits.pooling` | `true` |
 //! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |
@@ -148,7 +148,7 @@ impl Default for LimitsConfig {
             wasm_stack_kib: 512,
             fuel: None,
             max_concurrent_calls: 64,
-            max_async_calls: 1024,
+            max_async_calls: 256,
             pooling: true,
             max_core_instances_per_component: 64,
             max_memories_per_component: 4,

@@ -182,6 +182,13 @@ impl ServeConfig {
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
             return Err(ServeConfigError::Invalid(format!("{key} must be at least 1")));
         }
+        // The host gives every call let in an async slot of its own.
+        let most_calls = *harmonia_host::ASYNC_CALLS.end();
+        if limits.max_in_flight_calls > most_calls {
+            return Err(ServeConfigError::Invalid(format!(
+                "limits.max_in_flight_calls must be at most {most_calls}"
+            )));
+        }
         if let Some(jwt) = &self.jwt
             && jwt.jwks_file.is_none()
             && jwt.jwks_url.is_none()
@@ -207,6 +214,16 @@ mod tests {
     fn every_bound_must_be_positive_and_jwt_needs_keys() {
         let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 0\n").unwrap();
         assert!(config.check().unwrap_err().to_string().contains("limits.max_in_flight_calls"));
+        let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 16385\n").unwrap();
+        assert!(
+            config
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("limits.max_in_flight_calls must be at most 16384")
+        );
+        let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 16384\n").unwrap();
+        assert!(config.check().is_ok());
         let config: ServeConfig = toml::from_str("[jwt]\nissuer = \"i\"\naudience = \"a\"\n").unwrap();
         assert!(config.check().unwrap_err().to_string().contains("jwks_file or jwks_url"));
         for bad in ["", "a.b", "a b", &"x".repeat(33)] {

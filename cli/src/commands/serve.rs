@@ -169,7 +169,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     };
     // Counted only where `GET /metrics` can serve them.
     let metrics = (config.metrics.enabled && args.http.is_some()).then(harmonia_host::metrics::Metrics::new);
-    let host = build_host_with(&args.host, metrics)?;
+    // Every call the server lets in gets an async slot at once.
+    let host = build_host_with(&args.host, metrics, config.limits.max_in_flight_calls)?;
     let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
     let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
         .context("skills and tools disagree")?
