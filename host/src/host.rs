@@ -77,8 +77,8 @@ pub struct CallRecord {
 
 /// What [`Host::admit`] decided.
 enum Admitted<'a> {
-    /// Run this plugin.
-    Run(&'a Plugin),
+    /// Run this plugin's call.
+    Run(&'a Plugin, sandbox::Invocation<'a>),
     /// Answered without running.
     Answered(CallRecord),
 }
@@ -337,20 +337,11 @@ impl Host {
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
-        let plugin = match self.admit(tool, input, context, started)? {
-            Admitted::Run(plugin) => plugin,
+        let (plugin, call) = match self.admit(tool, input, context, started)? {
+            Admitted::Run(plugin, call) => (plugin, call),
             Admitted::Answered(record) => return Ok(record),
         };
-        let inner = &self.inner;
-        let run = sandbox::invoke(
-            &inner.runtime,
-            &plugin.pre,
-            &plugin.info.descriptor,
-            self.deadline(tool).unwrap_or_default(),
-            inner.limits,
-            self.binding(plugin.info.world, context),
-            input,
-        );
+        let run = sandbox::invoke(call, &plugin.pre);
         Ok(self.recorded(tool, context, started, run))
     }
 
@@ -381,33 +372,24 @@ impl Host {
     ) -> Result<CallRecord, CallError> {
         let started = Instant::now();
         tokio::runtime::Handle::try_current().map_err(|_| CallError::NoAsyncRuntime)?;
-        let plugin = match self.admit(tool, input, context, started)? {
-            Admitted::Run(plugin) => plugin,
+        let (plugin, call) = match self.admit(tool, input, context, started)? {
+            Admitted::Run(plugin, call) => (plugin, call),
             Admitted::Answered(record) => return Ok(record),
         };
-        let inner = &self.inner;
-        let run = sandbox::invoke_async(
-            &inner.runtime,
-            &plugin.pre_async,
-            &plugin.info.descriptor,
-            self.deadline(tool).unwrap_or_default(),
-            inner.limits,
-            self.binding(plugin.info.world, context),
-            input,
-        )
-        .await;
+        let run = sandbox::invoke_async(call, &plugin.pre_async).await;
         Ok(self.recorded(tool, context, started, run))
     }
 
-    /// The checks before a call runs: the tool exists and the input is not
-    /// too large to read.
-    fn admit(
-        &self,
+    /// The checks before a call runs (the tool exists and the input is
+    /// not too large to read), then the call bound to its deadline, limits
+    /// and capabilities.
+    fn admit<'a>(
+        &'a self,
         tool: &str,
-        input: &str,
+        input: &'a str,
         context: &CallContext,
         started: Instant,
-    ) -> Result<Admitted<'_>, CallError> {
+    ) -> Result<Admitted<'a>, CallError> {
         let Some(plugin) = self.plugin(tool) else {
             if let Some(metrics) = &self.inner.metrics {
                 metrics.call_refused(tool, None);
@@ -415,7 +397,15 @@ impl Host {
             return Err(CallError::UnknownTool(tool.to_owned()));
         };
         if input.len() <= MAX_INPUT_BYTES {
-            return Ok(Admitted::Run(plugin));
+            let call = sandbox::Invocation {
+                runtime: &self.inner.runtime,
+                descriptor: &plugin.info.descriptor,
+                deadline: self.deadline(tool).unwrap_or_default(),
+                limits: self.inner.limits,
+                binding: self.binding(plugin.info.world, context),
+                input,
+            };
+            return Ok(Admitted::Run(plugin, call));
         }
         let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
         let duration = started.elapsed();

@@ -217,16 +217,26 @@ fn count_slot_wait(metrics: Option<&Metrics>, bound: Bound, waited: Option<Durat
     }
 }
 
+/// One call ready to run: everything the sandbox needs but the plugin's
+/// pre-instance, which differs between blocking and async calls.
+pub struct Invocation<'a> {
+    /// The engine, linkers and slots.
+    pub runtime: &'a Runtime,
+    /// The plugin's descriptor, which its answer is checked against.
+    pub descriptor: &'a Descriptor,
+    /// The call's deadline, from now.
+    pub deadline: Duration,
+    /// The limits it runs under.
+    pub limits: CallLimits,
+    /// The capabilities bound to it.
+    pub binding: CallBinding,
+    /// Its input text.
+    pub input: &'a str,
+}
+
 /// Run `invoke` once, on the caller's thread.
-pub fn invoke(
-    runtime: &Runtime,
-    pre: &ToolHostPre<CallState>,
-    descriptor: &Descriptor,
-    deadline: Duration,
-    limits: CallLimits,
-    binding: CallBinding,
-    input: &str,
-) -> CallRun {
+pub fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
+    let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
     let deadline = Instant::now() + deadline;
     let acquired = runtime.slots.acquire(deadline);
     let metrics = runtime.metrics.as_ref();
@@ -256,21 +266,14 @@ pub fn invoke(
 /// guest is (spinning, which yields at every epoch tick; waiting on a
 /// capability; waiting inside `wasi:io`), wasmtime unwinds the guest's
 /// fiber, and the call ends as `tool_timeout` with the receipts it made.
-pub async fn invoke_async(
-    runtime: &Runtime,
-    pre: &AsyncToolHostPre<CallState>,
-    descriptor: &Descriptor,
-    deadline: Duration,
-    limits: CallLimits,
-    binding: CallBinding,
-    input: &str,
-) -> CallRun {
+pub async fn invoke_async(call: Invocation<'_>, pre: &AsyncToolHostPre<CallState>) -> CallRun {
+    let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
     let deadline = Instant::now() + deadline;
     let metrics = runtime.metrics.as_ref();
-    let waiting = Instant::now();
     let slot = match runtime.async_slots.try_acquire() {
         Ok(permit) => Some(permit),
         Err(_) => {
+            let waiting = Instant::now();
             let wait = runtime.async_slots.acquire();
             let permit = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), wait).await;
             let permit = permit.ok().and_then(Result::ok);

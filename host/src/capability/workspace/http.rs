@@ -137,6 +137,11 @@ enum Prepared {
 }
 
 impl Request {
+    /// The headers every read sends: the bearer token and the workspace.
+    fn headers<'a>(&'a self, workspace: &'a str) -> [(&'a str, &'a str); 2] {
+        [("authorization", self.authorization.as_str()), ("x-workspace-id", workspace)]
+    }
+
     fn receipt(&self, status: &str) -> Receipt {
         Receipt::new("workspace", self.target.clone(), status, self.started)
     }
@@ -210,7 +215,7 @@ impl WorkspaceSource for HttpSource {
             Prepared::Send(request) => request,
             Prepared::Answered(answer) => return answer,
         };
-        let headers = [("authorization", prepared.authorization.as_str()), ("x-workspace-id", workspace)];
+        let headers = prepared.headers(workspace);
         let response =
             http_client::get(&self.agent, prepared.url.as_str(), &headers, deadline, self.max_body);
         Self::conclude(&prepared, read, response)
@@ -227,7 +232,7 @@ impl WorkspaceSource for HttpSource {
                 Prepared::Send(request) => request,
                 Prepared::Answered(answer) => return answer,
             };
-            let headers = [("authorization", prepared.authorization.as_str()), ("x-workspace-id", workspace)];
+            let headers = prepared.headers(workspace);
             let response =
                 self.async_agent.get(prepared.url.as_str(), &headers, deadline, self.max_body).await;
             Self::conclude(&prepared, read, response)
