@@ -151,6 +151,9 @@ pub enum Command {
         /// whole `harmonia call --mock` process); repeatable.
         #[arg(long = "plugin", value_name = "PATH")]
         plugins: Vec<PathBuf>,
+        /// Only this part of the table; repeatable (all parts by default).
+        #[arg(long = "only", value_name = "PART")]
+        only: Vec<crate::bench::Part>,
     },
     /// Remove every precompiled component from the cache.
     Cache {

@@ -399,3 +399,20 @@ fn cache_clear_removes_the_precompiled_components() {
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("removed 6 cached components"));
     assert_eq!(std::fs::read_dir(dir.path().join("components")).unwrap().count(), 0);
 }
+
+#[test]
+fn bench_only_measures_the_parts_asked_for_and_names_the_parts_when_asked_wrong() {
+    let output = run(&mut harmonia(&["bench", "--quick", "--json", "--only", "runaway"]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let figures: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(figures["deadline_overshoot_ms_max"].is_number(), "{figures}");
+    for other in ["trivial_call_us_p50", "cached_load_ms", "mcp_call_us_p50", "inflight_100_slots_1024"] {
+        assert!(figures.get(other).is_none(), "{other} measured too: {figures}");
+    }
+
+    let refused = run(&mut harmonia(&["bench", "--only", "everything"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    for part in ["trivial", "tools", "loading", "runaway", "concurrency", "mcp"] {
+        assert!(stderr(&refused).contains(part), "{part} not named: {}", stderr(&refused));
+    }
+}

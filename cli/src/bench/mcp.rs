@@ -7,6 +7,13 @@
 //! JSON-RPC of one MCP session (initialize, then `tools/call` with the
 //! session id), and the stateless 2026-07-28 form; no client SDK's cost is
 //! in the figure, but the HTTP client's is.
+//!
+//! Two floors put the MCP figure in context, both through the same client:
+//! `GET /healthz` (HTTP alone), and the same call behind a bare hyper
+//! endpoint on the same runtime (HTTP, the call in its own task as the
+//! server runs it, and the same result JSON; no MCP SDK, no
+//! authentication, no bounds): what any server answering this call over
+//! HTTP on this machine pays before MCP.
 
 use super::stats::Samples;
 use super::{Effort, Report};
@@ -28,6 +35,21 @@ use std::time::{Duration, Instant};
 
 const TOOL: &str = "get_job_status";
 const INPUT: &str = r#"{"job_id": "job-7"}"#;
+
+/// A client bounded by `limit` in each phase of a request but name
+/// resolution: with a resolve timeout, ureq resolves on a new thread for
+/// every request, even of an IP literal, which would put a thread's start
+/// into every figure.
+fn loopback_agent(limit: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_connect(Some(limit))
+        .timeout_send_request(Some(limit))
+        .timeout_send_body(Some(limit))
+        .timeout_recv_response(Some(limit))
+        .timeout_recv_body(Some(limit))
+        .build()
+        .into()
+}
 
 struct Session {
     agent: ureq::Agent,
@@ -101,8 +123,7 @@ fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result
 
 impl Session {
     fn open(url: &str, token: &str) -> Result<Self> {
-        let agent: ureq::Agent =
-            ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(30))).build().into();
+        let agent = loopback_agent(Duration::from_secs(30));
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
         let (id, _) = post(&agent, url, token, None, &init)?;
@@ -133,6 +154,52 @@ pub(super) fn token_file(dir: &Path, tool: &str) -> Result<String> {
     Ok(token)
 }
 
+/// The JSON-RPC response to a `tools/call` request body: the call run in
+/// its own task, its envelope as the server's MCP result.
+async fn bare_answer(host: Host, body: &[u8]) -> Result<Value> {
+    let request: Value = serde_json::from_slice(body)?;
+    let arguments = request["params"]["arguments"].to_string();
+    let envelope = tokio::spawn(async move {
+        host.call_recorded_async(TOOL, &arguments, &CallContext::for_workspace("ws_demo"))
+            .await
+            .map(|record| record.envelope)
+    })
+    .await??;
+    Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": harmonia_serve::catalog::result(&envelope)}))
+}
+
+/// Serves [`bare_answer`] over HTTP/1.1 on `listener` until the runtime
+/// stops.
+async fn bare_endpoint(listener: tokio::net::TcpListener, host: Host) {
+    use http_body_util::{BodyExt, Full};
+    while let Ok((stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        let host = host.clone();
+        tokio::spawn(async move {
+            let service =
+                hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let host = host.clone();
+                    async move {
+                        let answer = match request.into_body().collect().await {
+                            Ok(body) => bare_answer(host, &body.to_bytes()).await,
+                            Err(error) => Err(error.into()),
+                        };
+                        let (status, body) = match answer {
+                            Ok(answer) => (200, answer.to_string()),
+                            Err(error) => (500, error.to_string()),
+                        };
+                        hyper::Response::builder()
+                            .status(status)
+                            .header("content-type", "application/json")
+                            .body(Full::new(hyper::body::Bytes::from(body)))
+                    }
+                });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+        });
+    }
+}
+
 fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
     let token = token_file(dir, TOOL)?;
@@ -148,6 +215,9 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let running = runtime.spawn(server.run(listener, async move {
         let _ = stopped.await;
     }));
+    let bare_listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let bare_url = format!("http://{}/", bare_listener.local_addr()?);
+    runtime.spawn(bare_endpoint(bare_listener, host.clone()));
     let session = Session::open(&url, &token)?;
     let first = session.call(1)?;
     anyhow::ensure!(
@@ -176,6 +246,19 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
             .map(|n| {
                 let started = Instant::now();
                 call_stateless(&session.agent, &url, &token, n as u64).map(|_| started.elapsed())
+            })
+            .collect::<Result<_>>()?,
+    );
+    let first = call_stateless(&session.agent, &bare_url, &token, 1)?;
+    anyhow::ensure!(
+        first["result"]["structuredContent"]["status"] == "success",
+        "the bare endpoint's call failed: {first}"
+    );
+    let bare = Samples::new(
+        (0..calls)
+            .map(|n| {
+                let started = Instant::now();
+                call_stateless(&session.agent, &bare_url, &token, n as u64).map(|_| started.elapsed())
             })
             .collect::<Result<_>>()?,
     );
@@ -216,9 +299,14 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         floor.p99_us()
     ));
     out.say(format!(
-        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless, of which {:.1} us is the HTTP floor",
+        "  bare endpoint, same call:   p50 {:8.1} us   p99 {:8.1} us   (hyper, no MCP SDK, no authentication)",
+        bare.p50_us(),
+        bare.p99_us()
+    ));
+    out.say(format!(
+        "  overhead p50: {overhead:.1} us in a session, {:.1} us stateless; {:.1} us for the bare endpoint (the floor of any server here)",
         stateless.p50_us() - direct.p50_us(),
-        floor.p50_us()
+        bare.p50_us() - direct.p50_us()
     ));
     out.insert("mcp_call_us_p50", json!(mcp.p50_us()));
     out.insert("mcp_call_us_p99", json!(mcp.p99_us()));
@@ -227,6 +315,8 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     out.insert("mcp_stateless_call_us_p50", json!(stateless.p50_us()));
     out.insert("mcp_stateless_call_us_p99", json!(stateless.p99_us()));
     out.insert("mcp_http_floor_us_p50", json!(floor.p50_us()));
+    out.insert("mcp_bare_endpoint_us_p50", json!(bare.p50_us()));
+    out.insert("mcp_bare_endpoint_us_p99", json!(bare.p99_us()));
     Ok(())
 }
 
@@ -242,8 +332,7 @@ fn start_to_ready(dir: &Path) -> Result<Duration> {
     let mut line = String::new();
     BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
     let base = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
-    let agent: ureq::Agent =
-        ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
+    let agent = loopback_agent(Duration::from_secs(5));
     let ready = loop {
         if agent.get(&format!("{base}/readyz")).call().is_ok() {
             break started.elapsed();

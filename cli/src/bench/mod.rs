@@ -353,7 +353,29 @@ fn memory(host: &Host, effort: &Effort, out: &mut Report) {
     out.insert("memory_growth_calls", json!(effort.memory_calls));
 }
 
-pub fn run(json_output: bool, quick: bool, plugin_paths: &[std::path::PathBuf]) -> Result<ExitCode> {
+/// A part of the table, for `--only`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Part {
+    /// The trivial guest's call, its throughput and memory growth.
+    Trivial,
+    /// The six tools against native code, and posts scaling.
+    Tools,
+    /// Starting a host from the cache and compiling.
+    Loading,
+    /// A runaway loop past its deadline.
+    Runaway,
+    /// Calls in flight through `Host::call_async` and `harmonia serve`.
+    Concurrency,
+    /// The MCP round trip and `harmonia serve`'s start.
+    Mcp,
+}
+
+pub fn run(
+    json_output: bool,
+    quick: bool,
+    plugin_paths: &[std::path::PathBuf],
+    only: &[Part],
+) -> Result<ExitCode> {
     let effort = if quick { &QUICK } else { &FULL };
     let mut out = Report { json: json_output, figures: Map::new() };
     if cfg!(debug_assertions) {
@@ -368,15 +390,28 @@ pub fn run(json_output: bool, quick: bool, plugin_paths: &[std::path::PathBuf]) 
         plugins::run(plugin_paths, &plugin_effort, &mut out)?;
         return finish(out);
     }
-    let trivial_host = trivial(effort, &mut out)?;
-    tools(effort, &mut out)?;
-    posts_scaling(effort, &mut out)?;
-    loading(effort, &mut out)?;
-    runaway(effort, &mut out)?;
-    throughput(&trivial_host, effort, &mut out);
-    memory(&trivial_host, effort, &mut out);
-    concurrency::run(effort, &mut out)?;
-    mcp::run(effort, &mut out)?;
+    let wanted = |part: Part| only.is_empty() || only.contains(&part);
+    if wanted(Part::Trivial) {
+        let trivial_host = trivial(effort, &mut out)?;
+        throughput(&trivial_host, effort, &mut out);
+        memory(&trivial_host, effort, &mut out);
+    }
+    if wanted(Part::Tools) {
+        tools(effort, &mut out)?;
+        posts_scaling(effort, &mut out)?;
+    }
+    if wanted(Part::Loading) {
+        loading(effort, &mut out)?;
+    }
+    if wanted(Part::Runaway) {
+        runaway(effort, &mut out)?;
+    }
+    if wanted(Part::Concurrency) {
+        concurrency::run(effort, &mut out)?;
+    }
+    if wanted(Part::Mcp) {
+        mcp::run(effort, &mut out)?;
+    }
     finish(out)
 }
 

@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Serve(args) => serve::run(args),
         Command::Demo { export } => crate::demo::run(export.as_deref()),
-        Command::Bench { json, quick, plugins } => crate::bench::run(json, quick, &plugins),
+        Command::Bench { json, quick, plugins, only } => crate::bench::run(json, quick, &plugins, &only),
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())
         }

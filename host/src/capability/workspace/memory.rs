@@ -2,9 +2,10 @@
 //! embedder (or a benchmark) supplies.
 
 use super::document::WorkspaceDocument;
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
+use super::{ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
 use crate::capability::Receipt;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Serves one workspace document for any workspace id.
@@ -62,5 +63,45 @@ impl WorkspaceSource for MemorySource {
         };
         let receipt = read_receipt(format!("{}:{}", self.kind(), read.name()), &result, started);
         (result, receipt)
+    }
+
+    /// Answered at once on the caller's task: a read from memory never
+    /// waits, so it needs no hop to the blocking pool and back.
+    fn read_async<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
+        deadline: Instant,
+    ) -> Reading<'a> {
+        Box::pin(std::future::ready(self.read(workspace, read, deadline)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::{Context, Poll, Waker};
+
+    /// Polled once with no tokio runtime at all: the default `read_async`
+    /// would hop to the blocking pool, which needs a runtime (and a
+    /// second poll).
+    #[test]
+    fn a_memory_read_answers_async_at_its_first_poll_as_the_blocking_read_does() {
+        let source = Arc::new(super::super::mock::source());
+        let deadline = Instant::now() + Duration::from_secs(1);
+        for read in [WorkspaceRead::Job("job-7"), WorkspaceRead::Engagement, WorkspaceRead::Job("job-none")] {
+            let (expected, expected_receipt) = source.read("ws_demo", read, deadline);
+            let mut reading = Arc::clone(&source).read_async("ws_demo", read, deadline);
+            let Poll::Ready((answer, receipt)) =
+                reading.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+            else {
+                panic!("the {} read waited", read.name());
+            };
+            assert_eq!(answer, expected);
+            assert_eq!(
+                (receipt.target, receipt.status, receipt.sha256),
+                (expected_receipt.target, expected_receipt.status, expected_receipt.sha256)
+            );
+        }
     }
 }

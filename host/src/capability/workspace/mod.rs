@@ -176,9 +176,10 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug + 'static {
     ) -> (Result<SourceDocument, ReadFailure>, Receipt);
 
     /// The same for [`crate::Host::call_async`]. By default the blocking
-    /// [`Self::read`] runs on tokio's blocking pool (SQLite, fixtures); a
-    /// source that waits on the network reads natively instead, as
-    /// [`http::HttpSource`] does.
+    /// [`Self::read`] runs on tokio's blocking pool (SQLite); a source that
+    /// waits on the network reads natively instead, as
+    /// [`http::HttpSource`] does, and one that never waits answers at once,
+    /// as [`memory::MemorySource`] (the fixtures) does.
     fn read_async<'a>(
         self: Arc<Self>,
         workspace: &'a str,
