@@ -200,6 +200,23 @@ async fn bare_endpoint(listener: tokio::net::TcpListener, host: Host) {
     }
 }
 
+/// `calls` timed round trips of `call` (given a request id), after one
+/// that must succeed and 200 unmeasured ones.
+fn timed_calls(what: &str, calls: usize, mut call: impl FnMut(u64) -> Result<Value>) -> Result<Samples> {
+    let first = call(0)?;
+    anyhow::ensure!(first["result"]["structuredContent"]["status"] == "success", "{what} failed: {first}");
+    for n in 1..=calls.min(200) {
+        call(n as u64)?;
+    }
+    let samples = (0..calls)
+        .map(|n| {
+            let started = Instant::now();
+            call(n as u64).map(|_| started.elapsed())
+        })
+        .collect::<Result<_>>()?;
+    Ok(Samples::new(samples))
+}
+
 fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
     let token = token_file(dir, TOOL)?;
@@ -219,49 +236,13 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let bare_url = format!("http://{}/", bare_listener.local_addr()?);
     runtime.spawn(bare_endpoint(bare_listener, host.clone()));
     let session = Session::open(&url, &token)?;
-    let first = session.call(1)?;
-    anyhow::ensure!(
-        first["result"]["structuredContent"]["status"] == "success",
-        "the MCP call failed: {first}"
-    );
     let calls = effort.tool_calls * 5;
-    for n in 0..calls.min(200) {
-        session.call(n as u64)?;
-    }
-    let mcp = Samples::new(
-        (0..calls)
-            .map(|n| {
-                let started = Instant::now();
-                session.call(n as u64).map(|_| started.elapsed())
-            })
-            .collect::<Result<_>>()?,
-    );
-    let first = call_stateless(&session.agent, &url, &token, 1)?;
-    anyhow::ensure!(
-        first["result"]["structuredContent"]["status"] == "success",
-        "the stateless call failed: {first}"
-    );
-    let stateless = Samples::new(
-        (0..calls)
-            .map(|n| {
-                let started = Instant::now();
-                call_stateless(&session.agent, &url, &token, n as u64).map(|_| started.elapsed())
-            })
-            .collect::<Result<_>>()?,
-    );
-    let first = call_stateless(&session.agent, &bare_url, &token, 1)?;
-    anyhow::ensure!(
-        first["result"]["structuredContent"]["status"] == "success",
-        "the bare endpoint's call failed: {first}"
-    );
-    let bare = Samples::new(
-        (0..calls)
-            .map(|n| {
-                let started = Instant::now();
-                call_stateless(&session.agent, &bare_url, &token, n as u64).map(|_| started.elapsed())
-            })
-            .collect::<Result<_>>()?,
-    );
+    let mcp = timed_calls("the MCP call", calls, |n| session.call(n))?;
+    let stateless =
+        timed_calls("the stateless call", calls, |n| call_stateless(&session.agent, &url, &token, n))?;
+    let bare = timed_calls("the bare endpoint's call", calls, |n| {
+        call_stateless(&session.agent, &bare_url, &token, n)
+    })?;
     let health = format!("{}/healthz", url.trim_end_matches("/mcp"));
     let floor = Samples::new(
         (0..calls)
