@@ -208,10 +208,15 @@ fn timed_calls(what: &str, calls: usize, mut call: impl FnMut(u64) -> Result<Val
     for n in 1..=calls.min(200) {
         call(n as u64)?;
     }
-    let samples = (0..calls)
+    timed(calls, |n| call(n).map(drop))
+}
+
+/// `calls` timed runs of `each`, given its run's number.
+fn timed(calls: usize, mut each: impl FnMut(u64) -> Result<()>) -> Result<Samples> {
+    let samples = (0..calls as u64)
         .map(|n| {
             let started = Instant::now();
-            call(n as u64).map(|_| started.elapsed())
+            each(n).map(|()| started.elapsed())
         })
         .collect::<Result<_>>()?;
     Ok(Samples::new(samples))
@@ -244,15 +249,10 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         call_stateless(&session.agent, &bare_url, &token, n)
     })?;
     let health = format!("{}/healthz", url.trim_end_matches("/mcp"));
-    let floor = Samples::new(
-        (0..calls)
-            .map(|_| {
-                let started = Instant::now();
-                session.agent.get(&health).call()?.body_mut().read_to_string()?;
-                Ok(started.elapsed())
-            })
-            .collect::<Result<_>>()?,
-    );
+    let floor = timed(calls, |_| {
+        session.agent.get(&health).call()?.body_mut().read_to_string()?;
+        Ok(())
+    })?;
     let context = CallContext::for_workspace("ws_demo");
     let direct = super::time_calls(&host, TOOL, INPUT, &context, calls);
     let _ = stop.send(());
