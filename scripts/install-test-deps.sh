@@ -6,7 +6,10 @@
 #   - jco and componentize-js from npm (JavaScript plugins);
 #   - nginx from Debian's packages (the load balancer of the replicas
 #     test), its service kept from starting: tests run their own on
-#     127.0.0.1.
+#     127.0.0.1;
+#   - chromium from Debian's packages, and playwright-core and axe-core
+#     from npm (the review page's browser test drives that Chromium; no
+#     browser is downloaded).
 # The tests that need them fail, naming this script, when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +18,8 @@ COMPONENTIZE_PY=0.25.1
 MCP=2.3.0
 JCO=1.35.0
 COMPONENTIZE_JS=0.23.0
+PLAYWRIGHT_CORE=1.65.1
+AXE_CORE=4.14.1
 
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -30,9 +35,20 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   fi
 fi
 
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "install-test-deps: chromium is missing; install Debian's chromium (as root: apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
+
 deps=target/test-deps
 mkdir -p "$deps"
-stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS"
+
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE"
 [ -e "$stamp" ] && exit 0
 
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
@@ -42,11 +58,17 @@ python3 -m venv "$deps/venv"
 "$deps/venv/bin/pip" install --quiet --disable-pip-version-check \
   "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP"
 
+# One install for every npm package: a second `npm install` into the same
+# tree has pruned componentize-js's nested preview2-shim. playwright-core
+# never downloads a browser (only the `playwright` package does): the
+# review page's test launches /usr/bin/chromium.
+rm -rf "$deps/node"
 mkdir -p "$deps/node"
-(cd "$deps/node" && { [ -e package.json ] || echo '{"private":true}' > package.json; } \
+(cd "$deps/node" && echo '{"private":true}' > package.json \
   && npm install --silent --no-audit --no-fund \
-       "@bytecodealliance/jco@$JCO" "@bytecodealliance/componentize-js@$COMPONENTIZE_JS")
+       "@bytecodealliance/jco@$JCO" "@bytecodealliance/componentize-js@$COMPONENTIZE_JS" \
+       "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE")
 
 rm -f "$deps"/.installed-*
 touch "$stamp"
-echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS in $deps"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE in $deps"

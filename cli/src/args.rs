@@ -94,6 +94,31 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         skills: Option<PathBuf>,
     },
+    /// Write a self-contained HTML page showing why an answer was accepted or refused.
+    Review {
+        /// Trace file (a session's signed trace, or a JSON array of entries).
+        #[arg(long, value_name = "FILE")]
+        trace: PathBuf,
+        /// Answer file (a JSON object).
+        #[arg(long, value_name = "FILE")]
+        answer: PathBuf,
+        /// Write the page here (default: stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Submission mode, as for `validate`.
+        #[arg(long)]
+        submission: bool,
+        /// Trust this ed25519 public key (64 hex digits) instead of the
+        /// host's own trace key.
+        #[arg(long, visible_alias = "key", value_name = "HEX")]
+        public_key: Option<String>,
+        /// Config file (for `trace.key_file`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Skill files directory (default: the built-in skills).
+        #[arg(long, value_name = "DIR")]
+        skills: Option<PathBuf>,
+    },
     /// Print the host's trace public key (generating the key on first use).
     TraceKey {
         /// Config file (for `trace.key_file`).
@@ -117,6 +142,10 @@ pub enum Command {
         /// under DIR (the evaluation catalogue's format).
         #[arg(long, value_name = "DIR")]
         export: Option<PathBuf>,
+        /// Also write each scenario's review page and an `index.html`
+        /// listing every verdict under DIR.
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
     },
     /// Check components against the contract (exit 0 only if all pass).
     Conformance {

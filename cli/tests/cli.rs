@@ -336,12 +336,12 @@ fn the_demo_tells_the_whole_story_offline() {
     let output = run(&mut harmonia(&["demo"]));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("33 scenarios: 8 grounded answers accepted, 25 bad answers rejected"), "{text}");
+    assert!(text.contains("34 scenarios: 8 grounded answers accepted, 26 bad answers rejected"), "{text}");
     for skill in ["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"] {
         assert!(text.contains(&format!("activate {skill}")), "{skill}");
     }
     assert_eq!(text.matches("verdict: ACCEPTED").count(), 8);
-    assert_eq!(text.matches("verdict: REJECTED").count(), 25);
+    assert_eq!(text.matches("verdict: REJECTED").count(), 26);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `harmonia serve`'s bounds, against hostile plugins and hostile
 //! clients: a looping or memory-hungry plugin costs one envelope and
 //! stalls none of the server's other requests, a call
-//! past the in-flight bound waits for the permit (serve/tests/metrics.rs
+//! past the in-flight bound waits for the permit (serve/tests/all/metrics.rs
 //! shows the retryable envelope when none frees in time), sessions past their
 //! bound get 503 with `Retry-After`, slow clients are cut, and SIGTERM
 //! drains the call in flight and exits 0. The MCP client is the official
@@ -24,6 +24,8 @@ struct Server {
     child: Child,
     url: String,
     token: String,
+    /// A token for another workspace, with the same tools.
+    other_token: String,
 }
 
 impl Server {
@@ -52,6 +54,13 @@ impl Server {
             .unwrap();
         assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
         let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+        let other = harmonia(&dir)
+            .args(["serve", "token", "add", "--file"])
+            .arg(dir.join("tokens.toml"))
+            .args(["--workspace", "ws_other", "--tools", "hostile_loop,hostile_oom,get_job_status"])
+            .output()
+            .unwrap();
+        let other_token = String::from_utf8(other.stdout).unwrap().trim().to_owned();
         std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}"))
             .unwrap();
         let (child, url) = spawn_listening(
@@ -63,7 +72,7 @@ impl Server {
                 .arg("--serve-config")
                 .arg(dir.join("serve.toml")),
         );
-        Self { child, url, token }
+        Self { child, url, token, other_token }
     }
 
     fn address(&self) -> &str {
@@ -90,6 +99,13 @@ fn passes(child: Child, name: &str) {
 fn hostile_plugins_cost_one_envelope_and_a_call_past_the_bound_waits_for_the_permit() {
     let server = Server::start("busy", "max_in_flight_calls = 1\n");
     passes(scenario("busy", &json!({"url": server.url, "token": server.token})), "busy");
+}
+
+#[test]
+fn another_credential_cannot_take_over_the_python_sdks_session_or_its_call() {
+    let server = Server::start("takeover", "");
+    let settings = json!({"url": server.url, "token": server.token, "other_token": server.other_token});
+    passes(scenario("session_takeover", &settings), "session_takeover");
 }
 
 #[test]

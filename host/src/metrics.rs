@@ -45,6 +45,8 @@ pub enum Bound {
     HostAsyncSlots,
     /// `limits.max_in_flight_calls` in `harmonia serve`.
     ServeInFlight,
+    /// `limits.max_in_flight_calls_per_credential` in `harmonia serve`.
+    CredentialInFlight,
 }
 
 impl Bound {
@@ -53,6 +55,7 @@ impl Bound {
             Self::HostSlots => "host_slots",
             Self::HostAsyncSlots => "host_async_slots",
             Self::ServeInFlight => "serve_in_flight",
+            Self::CredentialInFlight => "credential_in_flight",
         }
     }
 }
@@ -114,6 +117,7 @@ struct Series {
     refusals: Family<RuleLabel, Counter>,
     auth_failures: Family<ReasonLabel, Counter>,
     unavailable: Family<ReasonLabel, Counter>,
+    forbidden: Family<ReasonLabel, Counter>,
     cache: Family<OutcomeLabel, Counter>,
     load_failures: Counter,
 }
@@ -198,6 +202,12 @@ impl Metrics {
             "Requests answered 503 with Retry-After before MCP handling, by reason",
             unavailable.clone(),
         );
+        let forbidden = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "harmonia_http_refused",
+            "Requests refused before MCP handling as not addressed to this server or on a session the caller does not own, by reason",
+            forbidden.clone(),
+        );
         let cache = Family::<OutcomeLabel, Counter>::default();
         registry.register(
             "harmonia_component_loads",
@@ -225,6 +235,7 @@ impl Metrics {
                 refusals,
                 auth_failures,
                 unavailable,
+                forbidden,
                 cache,
                 load_failures,
             }),
@@ -303,6 +314,20 @@ impl Metrics {
         let labels = CallLabels { tool: Arc::clone(&tool), code: Cow::Borrowed("dependency_unavailable") };
         self.series.calls.get_or_create(&labels).inc();
         self.series.call_seconds.get_or_create(&ToolLabel { tool }).observe(waited.as_secs_f64());
+    }
+
+    /// Count a call refused because its credential was past its rate
+    /// (`rate_limited`); by tool, never by tenant.
+    pub fn call_rate_limited(&self, tool: &str) {
+        let labels = CallLabels { tool: self.tool(tool), code: Cow::Borrowed("rate_limited") };
+        self.series.calls.get_or_create(&labels).inc();
+    }
+
+    /// Count a request refused with 403 or answered as not found before
+    /// MCP handling; `reason` is one of a fixed set (`host_not_allowed`,
+    /// `origin_not_allowed`, `session_not_owned`).
+    pub fn http_forbidden(&self, reason: &'static str) {
+        self.series.forbidden.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// Count a refusal by a validator rule (`rule` is its stable code).

@@ -67,10 +67,39 @@ pub fn envelope_schema() -> Arc<JsonObject> {
     }))
 }
 
+/// `schema` in the subset of JSON Schema every model provider accepts: a
+/// nullable type (`"type": ["integer", "null"]`, which some providers
+/// refuse) becomes its one other type; the field stays optional, which
+/// is how a caller leaves it out. Nested schemas are rewritten alike.
+pub fn portable_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(object) => {
+            let mut portable = serde_json::Map::new();
+            for (key, value) in object {
+                let value = match (key.as_str(), value) {
+                    ("type", Value::Array(types)) => {
+                        let kept: Vec<&Value> =
+                            types.iter().filter(|kind| kind.as_str() != Some("null")).collect();
+                        match kept.as_slice() {
+                            [one] => (*one).clone(),
+                            _ => Value::Array(kept.into_iter().cloned().collect()),
+                        }
+                    }
+                    _ => portable_schema(value),
+                };
+                portable.insert(key.clone(), value);
+            }
+            Value::Object(portable)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(portable_schema).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The MCP tool for a descriptor.
 pub fn tool(descriptor: &Descriptor) -> Tool {
-    let input = match &descriptor.input_schema {
-        Value::Object(object) => object.clone(),
+    let input = match portable_schema(&descriptor.input_schema) {
+        Value::Object(object) => object,
         _ => JsonObject::new(),
     };
     let annotations = ToolAnnotations::new()
@@ -104,6 +133,25 @@ pub fn not_allowed() -> Envelope {
     })
 }
 
+/// The code of the envelope for a call past its credential's rate
+/// (docs/contract.md §2.5): category `dependency`, retryable, its message
+/// saying when to retry. Like `call_refused`, never a tool's code.
+pub const RATE_LIMITED: &str = "rate_limited";
+
+/// The `rate_limited` envelope: the call never ran, and may be retried
+/// after `wait`.
+pub fn rate_limited(wait: std::time::Duration) -> Envelope {
+    let millis = (wait.as_secs_f64() * 1000.0).ceil().max(1.0) as u64;
+    Envelope::failure(ErrorObject {
+        code: RATE_LIMITED.to_owned(),
+        category: Category::Dependency,
+        message: format!(
+            "Rate limit reached for this credential: the call did not run; retry after {millis} ms."
+        ),
+        retryable: true,
+    })
+}
+
 /// The retryable envelope for a call whose deadline passed while it
 /// waited for an in-flight permit (it never ran).
 pub fn busy() -> Envelope {
@@ -116,7 +164,10 @@ mod tests {
 
     #[test]
     fn is_error_follows_the_status_and_the_text_is_the_envelope() {
-        for envelope in [not_allowed(), busy(), Envelope::success(serde_json::Map::new(), Vec::new())] {
+        let limited = rate_limited(std::time::Duration::from_millis(1500));
+        for envelope in
+            [not_allowed(), busy(), limited.clone(), Envelope::success(serde_json::Map::new(), Vec::new())]
+        {
             let result = result(&envelope);
             assert_eq!(result.is_error, Some(!envelope.is_success()));
             assert_eq!(result.structured_content.as_ref(), Some(&envelope.to_value()));
@@ -124,6 +175,33 @@ mod tests {
             assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope.to_value());
         }
         assert!(busy().error.unwrap().retryable);
+        let error = limited.error.unwrap();
+        assert!(
+            error.retryable && error.code == RATE_LIMITED && error.message.contains("retry after 1500 ms")
+        );
+    }
+
+    #[test]
+    fn input_schemas_use_no_nullable_type_and_keep_their_fields_optional() {
+        let host =
+            harmonia_host::Host::new(harmonia_host::HostConfig { mock: true, ..Default::default() }).unwrap();
+        let mut rewritten = 0;
+        for info in host.tools() {
+            let schema = Value::Object((*tool(&info.descriptor).input_schema).clone());
+            let text = schema.to_string();
+            assert!(!text.contains("\"null\""), "{}: {text}", info.descriptor.name);
+            let original = &info.descriptor.input_schema;
+            assert_eq!(schema["required"], original["required"], "{}", info.descriptor.name);
+            rewritten += usize::from(schema != *original);
+        }
+        assert!(rewritten >= 2, "the limit fields were nullable and are now plain integers");
+        let nested = json!({"type": "object", "properties": {"a": {"type": ["string", "null"]},
+            "b": {"type": ["integer", "string", "null"]}, "c": {"items": {"type": ["null", "number"]}}}});
+        assert_eq!(
+            portable_schema(&nested),
+            json!({"type": "object", "properties": {"a": {"type": "string"},
+                "b": {"type": ["integer", "string"]}, "c": {"items": {"type": "number"}}}})
+        );
     }
 
     #[test]

@@ -3,23 +3,38 @@
 //!
 //! ```toml
 //! tokens_file = "tokens.toml"          # static bearer tokens (hashes)
-//! allowed_hosts = ["localhost", "127.0.0.1"]   # Host headers accepted (DNS rebinding)
+//! allowed_hosts = ["localhost", "127.0.0.1"]   # Host headers accepted (DNS rebinding), every route
+//! allowed_origins = ["https://app.example"]    # Origin headers accepted; loopback origins when empty
 //! replica_id = "a"                     # optional: session ids say which replica holds them
 //! [jwt]                                # optional: JWT access tokens
 //! jwks_file = "jwks.json"
 //! issuer = "https://id.example"
 //! audience = "harmonia"
 //! workspace_claim = "harmonia_workspace"
+//! [oauth]                              # optional: OAuth 2.1 protected-resource metadata (RFC 9728)
+//! resource = "https://mcp.example/mcp" # the canonical resource URI; JWTs must name it in `aud`
+//! authorization_servers = ["https://id.example"]
 //! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
 //! otlp_endpoint = "http://127.0.0.1:4318/v1/traces"
 //! [metrics]                            # GET /metrics (Prometheus text)
 //! enabled = true                       # false: no route, nothing counted
 //! require_token = false                # true: behind the bearer check
+//! [rate_limits]                        # token buckets per credential (and per tool)
+//! enabled = true
+//! calls_per_second = 50                # every tool together, per credential
+//! burst = 100
+//! [rate_limits.tools.get_job_status]   # optional: one tool, per credential
+//! calls_per_second = 5
+//! burst = 10
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
 //! max_sessions = 64
+//! max_sessions_per_credential = 16
 //! max_connections = 2048
+//! max_connections_per_credential = 512
 //! max_in_flight_calls = 1024
+//! max_in_flight_calls_per_credential = 256
+//! max_validations = 2
 //! idle_session_s = 300
 //! request_timeout_s = 150
 //! header_timeout_s = 10
@@ -30,6 +45,7 @@
 use crate::auth::jwt::JwtConfig;
 use crate::telemetry::TelemetryConfig;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -41,17 +57,119 @@ pub struct ServeConfig {
     pub tokens_file: Option<PathBuf>,
     /// JWT access tokens.
     pub jwt: Option<JwtConfig>,
-    /// `Host` header values accepted; loopback names when empty.
+    /// `Host` header values accepted on every route; loopback names when
+    /// empty.
     pub allowed_hosts: Vec<String>,
+    /// `Origin` header values accepted (`scheme://host[:port]`); when
+    /// empty, only origins on a loopback host. A request without `Origin`
+    /// (not from a browser) is not affected.
+    pub allowed_origins: Vec<String>,
     /// This process's name behind a load balancer: session ids become
     /// `<replica_id>.<random>` (letters, digits and `-`, at most 32).
     pub replica_id: Option<String>,
+    /// The OAuth protected-resource metadata, when published.
+    pub oauth: Option<OAuthConfig>,
     /// OpenTelemetry spans (off without an endpoint).
     pub telemetry: TelemetryConfig,
     /// The metrics endpoint.
     pub metrics: MetricsConfig,
+    /// Rate limits on tool calls, per credential.
+    pub rate_limits: RateLimits,
     /// The bounds.
     pub limits: Limits,
+}
+
+/// `[oauth]`: this server as an OAuth 2.1 resource server. Published at
+/// `/.well-known/oauth-protected-resource` (and the form suffixed with
+/// the resource's path, RFC 9728 §3.1), named in every 401's
+/// `WWW-Authenticate` as `resource_metadata`, so a client discovers
+/// where to get a token; JWTs must name `resource` as their audience
+/// (RFC 8707).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// The canonical URI of the MCP endpoint (`https://host/mcp`).
+    pub resource: String,
+    /// The authorization servers that issue tokens for it.
+    pub authorization_servers: Vec<String>,
+    /// Scopes a client may ask for (published as `scopes_supported`).
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+}
+
+impl OAuthConfig {
+    /// The resource's origin and path, when `resource` is an absolute
+    /// http(s) URI without query or fragment.
+    pub fn origin_and_path(&self) -> Option<(String, String)> {
+        let uri: axum::http::Uri = self.resource.parse().ok()?;
+        let scheme = uri.scheme_str().filter(|scheme| matches!(*scheme, "https" | "http"))?;
+        let authority = uri.authority()?;
+        if uri.query().is_some() || self.resource.contains('#') {
+            return None;
+        }
+        let path = uri.path().trim_end_matches('/').to_owned();
+        Some((format!("{scheme}://{authority}"), path))
+    }
+
+    /// The metadata document's URL, as `WWW-Authenticate` names it.
+    pub fn metadata_url(&self) -> Option<String> {
+        let (origin, path) = self.origin_and_path()?;
+        Some(format!("{origin}/.well-known/oauth-protected-resource{path}"))
+    }
+}
+
+/// A token bucket's refill rate and size.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rate {
+    /// Calls the bucket refills per second (fractions allowed).
+    pub calls_per_second: f64,
+    /// Calls it holds when full: a burst let through at once.
+    pub burst: u32,
+}
+
+impl Rate {
+    /// Why the rate is unusable, if it is.
+    pub fn problem(&self) -> Option<&'static str> {
+        if !(self.calls_per_second.is_finite() && self.calls_per_second > 0.0) {
+            Some("calls_per_second must be a positive number")
+        } else if self.burst == 0 {
+            Some("burst must be at least 1")
+        } else {
+            None
+        }
+    }
+}
+
+/// `[rate_limits]`: tool calls per credential (the MCP specification
+/// asks servers to rate-limit tool invocations). A credential's own rate
+/// (a token entry's `rate_limit`, a JWT's rate claim) replaces
+/// `calls_per_second` and `burst`; a tool's table adds a second bucket
+/// per credential for that tool.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimits {
+    /// Off: no call is rate-limited.
+    pub enabled: bool,
+    /// Every tool together, per credential.
+    pub calls_per_second: f64,
+    /// The burst of that bucket.
+    pub burst: u32,
+    /// One tool, per credential.
+    pub tools: BTreeMap<String, Rate>,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        Self { enabled: true, calls_per_second: 50.0, burst: 100, tools: BTreeMap::new() }
+    }
+}
+
+impl RateLimits {
+    /// The bucket every call of a credential draws from.
+    pub fn credential(&self) -> Rate {
+        Rate { calls_per_second: self.calls_per_second, burst: self.burst }
+    }
 }
 
 /// `GET /metrics`: served without a credential by default, like most
@@ -81,12 +199,26 @@ pub struct Limits {
     pub max_body_kib: u32,
     /// Most MCP sessions open at once (503 + Retry-After past it).
     pub max_sessions: u32,
+    /// Most MCP sessions one credential holds at once (503 + Retry-After
+    /// past it, while other credentials still open theirs).
+    pub max_sessions_per_credential: u32,
     /// Most client connections open at once; one past it is answered 503
-    /// with Retry-After and closed.
+    /// with Retry-After at once and closed.
     pub max_connections: u32,
+    /// Most connections one credential holds (a connection is held by
+    /// the first credential that authenticates on it); the request that
+    /// would pass it gets 503 with Retry-After and the connection closes.
+    pub max_connections_per_credential: u32,
     /// Most tool calls running at once; past it a call waits up to its
     /// deadline, then gets a retryable `dependency_unavailable` envelope.
     pub max_in_flight_calls: u32,
+    /// Most tool calls one credential runs at once; past it its calls
+    /// wait in the same way, while other credentials' calls run.
+    pub max_in_flight_calls_per_credential: u32,
+    /// Most `/v1/validate` requests judged at once (each on a blocking
+    /// thread, off the server's workers); others wait up to the request
+    /// timeout.
+    pub max_validations: u32,
     /// A session idle this long is closed, seconds.
     pub idle_session_s: u64,
     /// A request (headers, body and answer) taking longer is cut, seconds.
@@ -106,8 +238,12 @@ impl Default for Limits {
         Self {
             max_body_kib: 1024,
             max_sessions: 64,
+            max_sessions_per_credential: 16,
             max_connections: 2048,
+            max_connections_per_credential: 512,
             max_in_flight_calls: 1024,
+            max_in_flight_calls_per_credential: 256,
+            max_validations: 2,
             idle_session_s: 300,
             request_timeout_s: 150,
             header_timeout_s: 10,
@@ -172,8 +308,15 @@ impl ServeConfig {
         let positive = [
             ("limits.max_body_kib", u64::from(limits.max_body_kib)),
             ("limits.max_sessions", u64::from(limits.max_sessions)),
+            ("limits.max_sessions_per_credential", u64::from(limits.max_sessions_per_credential)),
             ("limits.max_connections", u64::from(limits.max_connections)),
+            ("limits.max_connections_per_credential", u64::from(limits.max_connections_per_credential)),
             ("limits.max_in_flight_calls", u64::from(limits.max_in_flight_calls)),
+            (
+                "limits.max_in_flight_calls_per_credential",
+                u64::from(limits.max_in_flight_calls_per_credential),
+            ),
+            ("limits.max_validations", u64::from(limits.max_validations)),
             ("limits.idle_session_s", limits.idle_session_s),
             ("limits.request_timeout_s", limits.request_timeout_s),
             ("limits.header_timeout_s", limits.header_timeout_s),
@@ -188,6 +331,44 @@ impl ServeConfig {
             return Err(ServeConfigError::Invalid(format!(
                 "limits.max_in_flight_calls must be at most {most_calls}"
             )));
+        }
+        if let Some(problem) = self.rate_limits.credential().problem() {
+            return Err(ServeConfigError::Invalid(format!("rate_limits: {problem}")));
+        }
+        if let Some((tool, problem)) = self
+            .rate_limits
+            .tools
+            .iter()
+            .find_map(|(tool, rate)| rate.problem().map(|problem| (tool, problem)))
+        {
+            return Err(ServeConfigError::Invalid(format!("rate_limits.tools.{tool}: {problem}")));
+        }
+        if let Some(oauth) = &self.oauth {
+            if oauth.origin_and_path().is_none() {
+                return Err(ServeConfigError::Invalid(
+                    "oauth.resource must be an absolute http(s) URI without query or fragment".into(),
+                ));
+            }
+            if oauth.authorization_servers.is_empty() {
+                return Err(ServeConfigError::Invalid(
+                    "oauth.authorization_servers needs at least one".into(),
+                ));
+            }
+            if let Some(jwt) = &self.jwt
+                && jwt.audience != oauth.resource
+            {
+                return Err(ServeConfigError::Invalid(
+                    "jwt.audience must be oauth.resource: tokens are issued for this resource (RFC 8707)"
+                        .into(),
+                ));
+            }
+        }
+        for origin in &self.allowed_origins {
+            if crate::http::origin::parse(origin).is_none() {
+                return Err(ServeConfigError::Invalid(format!(
+                    "allowed_origins: `{origin}` is not scheme://host[:port]"
+                )));
+            }
         }
         if let Some(jwt) = &self.jwt
             && jwt.jwks_file.is_none()
@@ -234,5 +415,33 @@ mod tests {
         config.check().unwrap();
         assert!(toml::from_str::<ServeConfig>("tokens = \"x\"\n").is_err(), "unknown keys are refused");
         assert!(ServeConfig::default().check().is_ok());
+    }
+
+    #[test]
+    fn oauth_needs_a_canonical_resource_its_servers_and_the_jwt_audience_to_match() {
+        let parse = |text: &str| toml::from_str::<ServeConfig>(text).unwrap().check();
+        let oauth = "[oauth]\nresource = \"https://mcp.example/mcp\"\nauthorization_servers = [\"https://id.example\"]\n";
+        assert!(parse(oauth).is_ok());
+        let config: ServeConfig = toml::from_str(oauth).unwrap();
+        assert_eq!(
+            config.oauth.unwrap().metadata_url().as_deref(),
+            Some("https://mcp.example/.well-known/oauth-protected-resource/mcp")
+        );
+        let jwt = |audience: &str| {
+            format!(
+                "{oauth}[jwt]\njwks_file = \"j\"\nissuer = \"https://id.example\"\naudience = \"{audience}\"\n"
+            )
+        };
+        assert!(parse(&jwt("https://mcp.example/mcp")).is_ok());
+        assert!(parse(&jwt("harmonia")).unwrap_err().to_string().contains("RFC 8707"));
+        for resource in
+            ["mcp.example/mcp", "https://mcp.example/mcp?x=1", "https://mcp.example/mcp#f", "ftp://x/mcp"]
+        {
+            let text =
+                format!("[oauth]\nresource = \"{resource}\"\nauthorization_servers = [\"https://id\"]\n");
+            assert!(parse(&text).is_err(), "{resource}");
+        }
+        let none = "[oauth]\nresource = \"https://mcp.example/mcp\"\nauthorization_servers = []\n";
+        assert!(parse(none).is_err());
     }
 }

@@ -18,10 +18,19 @@
 //! if none frees by then it is answered with the retryable
 //! `dependency_unavailable` envelope, having never run. Waits, refusals
 //! and outcomes are counted in the host's metrics.
+//!
+//! Over HTTP every credential has its share: at most
+//! `limits.max_in_flight_calls_per_credential` of its calls run at once
+//! (the rest wait in the same way, holding none of the server's permits),
+//! and each call draws from its rate buckets first: past them it gets the
+//! retryable `rate_limited` envelope saying when to retry, having never
+//! run (counted by tool, never by tenant). The stdio server has one
+//! client and neither.
 
 use crate::auth::Principal;
 use crate::catalog;
 use crate::state::ServeState;
+use crate::tenants::Tenants;
 use harmonia_host::CallContext;
 use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
@@ -81,7 +90,7 @@ impl McpServer {
                 .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))?,
         };
         let pinned = self.pinned.get_or_init(|| principal.clone());
-        if pinned.id != principal.id {
+        if *pinned != principal {
             tracing::warn!(
                 connection = self.id,
                 "request with another credential than the session's refused"
@@ -121,7 +130,16 @@ impl McpServer {
         tool: String,
         args: Value,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(permit) = self.permit(&tool).await else {
+        if self.fixed.is_none()
+            && let Err(wait) = self.state.tenants.admit_call(&principal, &tool)
+        {
+            tracing::info!(tool = %tool, retry_after_ms = wait.as_millis() as u64, "call refused: the credential is past its rate");
+            if let Some(metrics) = self.state.metrics() {
+                metrics.call_rate_limited(&tool);
+            }
+            return Ok(catalog::result(&catalog::rate_limited(wait)).into());
+        }
+        let Some(permit) = self.permit(&principal, &tool).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
         let envelope = match &self.skill {
@@ -174,18 +192,59 @@ impl McpServer {
     }
 }
 
-impl McpServer {
-    /// A call permit, waiting up to the call's deadline for one to free;
-    /// `None` when the deadline passed first.
-    async fn permit(&self, tool: &str) -> Option<OwnedSemaphorePermit> {
-        let calls = Arc::clone(&self.state.calls);
-        if let Ok(permit) = Arc::clone(&calls).try_acquire_owned() {
-            return Some(permit);
+/// A call's permits: the credential's (over HTTP) and the server's.
+struct CallPermit {
+    _server: OwnedSemaphorePermit,
+    credential: Option<(Arc<Tenants>, String, OwnedSemaphorePermit)>,
+}
+
+impl Drop for CallPermit {
+    fn drop(&mut self) {
+        if let Some((tenants, id, permit)) = self.credential.take() {
+            tenants.end_call(&id, permit);
         }
+    }
+}
+
+impl McpServer {
+    /// A call permit, waiting up to the call's deadline for one to free
+    /// (first the credential's, then the server's); `None` when the
+    /// deadline passed first.
+    async fn permit(&self, principal: &Principal, tool: &str) -> Option<CallPermit> {
         let deadline = self.state.liaison.host().deadline(tool).unwrap_or_default();
         let wait = deadline.min(self.state.limits.request_timeout());
         let started = Instant::now();
-        let permit = tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
+        let credential = if self.fixed.is_none() {
+            let tenants = &self.state.tenants;
+            let calls = tenants.calls(&principal.id);
+            let permit = match Arc::clone(&calls).try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    let permit =
+                        tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
+                    if let Some(metrics) = self.state.metrics() {
+                        metrics.slot_wait(Bound::CredentialInFlight, started.elapsed(), permit.is_some());
+                    }
+                    permit
+                }
+            };
+            let Some(permit) = permit else {
+                if let Some(metrics) = self.state.metrics() {
+                    metrics.call_unavailable(tool, started.elapsed());
+                }
+                tracing::warn!(tool = %tool, "call answered busy: the credential's calls held its share until the deadline");
+                return None;
+            };
+            Some((Arc::clone(tenants), principal.id.clone(), permit))
+        } else {
+            None
+        };
+        let calls = Arc::clone(&self.state.calls);
+        if let Ok(permit) = Arc::clone(&calls).try_acquire_owned() {
+            return Some(CallPermit { _server: permit, credential });
+        }
+        let left = wait.saturating_sub(started.elapsed());
+        let permit = tokio::time::timeout(left, calls.acquire_owned()).await.ok().and_then(Result::ok);
         let waited = started.elapsed();
         if let Some(metrics) = self.state.metrics() {
             metrics.slot_wait(Bound::ServeInFlight, waited, permit.is_some());
@@ -196,7 +255,7 @@ impl McpServer {
         if permit.is_none() {
             tracing::warn!(tool = %tool, waited_ms = waited.as_millis() as u64, "call answered busy: no call slot freed before its deadline");
         }
-        permit
+        permit.map(|permit| CallPermit { _server: permit, credential })
     }
 }
 

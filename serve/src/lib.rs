@@ -10,9 +10,12 @@
 //! - [`catalog`]: tools as MCP tools, envelopes as MCP results.
 //! - [`stalled_writes`]: connections that fail once the client stops reading.
 //! - [`state`]: what every connection shares; the in-flight call slots.
+//! - [`tenants`]: every credential's share of the bounds, and its rate.
 //! - [`handler`]: the MCP handler (tools, skills as prompts, the trace).
-//! - [`http`]: streamable HTTP on axum: authentication, bounds, drain.
-//! - [`replica`]: session ids that name the replica holding them.
+//! - [`http`]: streamable HTTP on axum: Host and Origin, authentication,
+//!   session ownership, bounds, drain.
+//! - [`replica`]: session ids that name the replica holding them, and
+//!   the credential owning them.
 //! - [`stdio`]: the stdio transport for a local agent host.
 //! - [`telemetry`]: OpenTelemetry spans per call, over OTLP when configured.
 //!
@@ -28,3 +31,4 @@ pub mod stalled_writes;
 pub mod state;
 pub mod stdio;
 pub mod telemetry;
+pub mod tenants;

@@ -1,4 +1,14 @@
-//! MCP sessions that say which replica holds them.
+//! MCP sessions that say which replica holds them and which credential
+//! owns them.
+//!
+//! Ownership: a session is created while its `initialize` runs, inside
+//! [`SessionOwners::opening`], which names the principal that sent it;
+//! [`ReplicaSessions::create_session`] records that principal as the
+//! owner in the same step, and `close_session` (a `DELETE`, the idle
+//! timeout, shutdown) forgets it and gives the credential its session
+//! back. The HTTP layer checks every request carrying `Mcp-Session-Id`
+//! against [`SessionOwners::owner`] before the SDK sees it; a session
+//! with no recorded owner belongs to nobody.
 //!
 //! A session lives in one process's memory, so behind a load balancer every
 //! request of a session must reach the replica that opened it. With
@@ -9,6 +19,8 @@
 //! A request whose session id names another replica is answered like any
 //! unknown session (404), so the client opens a new one.
 
+use crate::auth::Principal;
+use crate::tenants::Tenants;
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
@@ -16,24 +28,88 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
+use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-/// The process-local session manager, its ids tagged with this replica.
+tokio::task_local! {
+    /// The principal whose `initialize` is being handled on this task.
+    static OPENING: Arc<Opening>;
+}
+
+/// An `initialize` in progress: who sent it, and whether it made a session.
+pub struct Opening {
+    principal: Principal,
+    created: AtomicBool,
+}
+
+/// Which principal owns each open session (every route's), by the id the
+/// client sees.
+pub struct SessionOwners {
+    owners: Mutex<HashMap<String, Principal>>,
+    tenants: Arc<Tenants>,
+}
+
+impl SessionOwners {
+    /// No session yet; sessions are counted in `tenants`.
+    pub fn new(tenants: Arc<Tenants>) -> Self {
+        Self { owners: Mutex::new(HashMap::new()), tenants }
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, Principal>> {
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The owner of session `id`, if it is open.
+    pub fn owner(&self, id: &str) -> Option<Principal> {
+        self.owners().get(id).cloned()
+    }
+
+    /// Run an `initialize` of `principal` (whose session share is already
+    /// reserved): a session it creates is owned by `principal`; when it
+    /// creates none, the reservation is given back.
+    pub async fn opening<F: Future>(&self, principal: Principal, handshake: F) -> F::Output {
+        let id = principal.id.clone();
+        let opening = Arc::new(Opening { principal, created: AtomicBool::new(false) });
+        let output = OPENING.scope(Arc::clone(&opening), handshake).await;
+        if !opening.created.load(Ordering::SeqCst) {
+            self.tenants.release_session(&id);
+        }
+        output
+    }
+
+    fn created(&self, id: &SessionId) {
+        let recorded = OPENING.try_with(|opening| {
+            opening.created.store(true, Ordering::SeqCst);
+            self.owners().insert(id.to_string(), opening.principal.clone());
+        });
+        if recorded.is_err() {
+            // Only an `initialize` through the HTTP layer creates sessions.
+            tracing::error!("a session was created outside an initialize; it has no owner and is refused");
+        }
+    }
+
+    fn closed(&self, id: &SessionId) {
+        if let Some(owner) = self.owners().remove(&**id) {
+            self.tenants.release_session(&owner.id);
+        }
+    }
+}
+
+/// The process-local session manager, its ids tagged with this replica
+/// and their owners recorded.
 pub struct ReplicaSessions {
     local: LocalSessionManager,
     prefix: Option<String>,
+    owners: Arc<SessionOwners>,
 }
 
 impl ReplicaSessions {
-    /// Sessions kept by `local`; ids prefixed with `replica_id.` when set.
-    pub fn new(local: LocalSessionManager, replica_id: Option<&str>) -> Self {
-        Self { local, prefix: replica_id.map(|id| format!("{id}.")) }
-    }
-
-    /// How many sessions are open.
-    pub async fn open(&self) -> usize {
-        self.local.sessions.read().await.len()
+    /// Sessions kept by `local`; ids prefixed with `replica_id.` when set;
+    /// owners in `owners`.
+    pub fn new(local: LocalSessionManager, replica_id: Option<&str>, owners: Arc<SessionOwners>) -> Self {
+        Self { local, prefix: replica_id.map(|id| format!("{id}.")), owners }
     }
 
     fn tagged(&self, local: SessionId) -> SessionId {
@@ -70,7 +146,9 @@ impl SessionManager for ReplicaSessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let (id, transport) = self.local.create_session().await?;
-        Ok((self.tagged(id), transport))
+        let id = self.tagged(id);
+        self.owners.created(&id);
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -89,7 +167,9 @@ impl SessionManager for ReplicaSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.local.close_session(&self.local_id(id)?).await
+        let closed = self.local.close_session(&self.local_id(id)?).await;
+        self.owners.closed(id);
+        closed
     }
 
     async fn create_stream(
@@ -138,17 +218,43 @@ impl SessionManager for ReplicaSessions {
 mod tests {
     use super::*;
 
+    fn owners() -> Arc<SessionOwners> {
+        let tenants = Tenants::new(Default::default(), Default::default());
+        Arc::new(SessionOwners::new(Arc::new(tenants)))
+    }
+
     #[test]
     fn ids_carry_the_replica_and_another_replicas_ids_are_not_found_here() {
-        let sessions = ReplicaSessions::new(LocalSessionManager::default(), Some("a"));
+        let sessions = ReplicaSessions::new(LocalSessionManager::default(), Some("a"), owners());
         assert_eq!(&*sessions.tagged("123".into()), "a.123");
         assert_eq!(&*sessions.local_id(&"a.123".into()).unwrap(), "123");
         assert!(matches!(
             sessions.local_id(&"b.123".into()),
             Err(LocalSessionManagerError::SessionNotFound(id)) if &*id == "b.123"
         ));
-        let untagged = ReplicaSessions::new(LocalSessionManager::default(), None);
+        let untagged = ReplicaSessions::new(LocalSessionManager::default(), None, owners());
         assert_eq!(&*untagged.tagged("123".into()), "123");
         assert_eq!(&*untagged.local_id(&"b.123".into()).unwrap(), "b.123");
+    }
+
+    #[tokio::test]
+    async fn a_session_is_owned_by_the_principal_whose_initialize_made_it_and_released_when_closed() {
+        let tenants = Arc::new(Tenants::new(Default::default(), Default::default()));
+        let owners = Arc::new(SessionOwners::new(Arc::clone(&tenants)));
+        let sessions = ReplicaSessions::new(LocalSessionManager::default(), None, Arc::clone(&owners));
+        let alice =
+            Principal { id: "token:a".into(), workspace: None, allow: Default::default(), rate: None };
+        tenants.reserve_session(&alice).unwrap();
+        let (id, _transport) = owners.opening(alice.clone(), sessions.create_session()).await.unwrap();
+        assert_eq!(owners.owner(&id), Some(alice.clone()));
+        assert_eq!(tenants.sessions(), 1);
+        sessions.close_session(&id).await.unwrap();
+        assert_eq!(owners.owner(&id), None);
+        assert_eq!(tenants.sessions(), 0, "closing gives the session back");
+        tenants.reserve_session(&alice).unwrap();
+        owners.opening(alice, async {}).await;
+        assert_eq!(tenants.sessions(), 0, "an initialize that made no session gives its reservation back");
+        let (orphan, _transport) = sessions.create_session().await.unwrap();
+        assert_eq!(owners.owner(&orphan), None, "a session made outside an initialize belongs to nobody");
     }
 }

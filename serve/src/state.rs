@@ -1,8 +1,10 @@
 //! What every connection shares: the liaison (host, skills, trace key),
-//! the bounds, the in-flight call slots and the call spans.
+//! the bounds, the in-flight call slots, every credential's share and
+//! the call spans.
 
-use crate::config::Limits;
+use crate::config::{Limits, RateLimits};
 use crate::telemetry::CallSpans;
+use crate::tenants::Tenants;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
 use harmonia_host::metrics::Metrics;
@@ -17,6 +19,8 @@ pub struct ServeState {
     pub limits: Limits,
     /// One permit per tool call running.
     pub calls: Arc<Semaphore>,
+    /// Every credential's share of the bounds, and its rate.
+    pub tenants: Arc<Tenants>,
     /// The key that verifies traces this server signs.
     pub trace_key: PublicKey,
     /// Where each call's spans go, when telemetry is on.
@@ -24,16 +28,27 @@ pub struct ServeState {
 }
 
 impl ServeState {
-    /// State for `liaison` under `limits`, recording each call's spans in
-    /// `spans` when given.
+    /// State for `liaison` under `limits` and the default rate limits,
+    /// recording each call's spans in `spans` when given.
     pub fn new(
         liaison: Liaison,
         limits: Limits,
         spans: Option<CallSpans>,
     ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
+        Self::with_rate_limits(liaison, limits, RateLimits::default(), spans)
+    }
+
+    /// State for `liaison` under `limits`, calls limited by `rates`.
+    pub fn with_rate_limits(
+        liaison: Liaison,
+        limits: Limits,
+        rates: RateLimits,
+        spans: Option<CallSpans>,
+    ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
+            tenants: Arc::new(Tenants::new(limits.clone(), rates)),
             liaison,
             limits,
             trace_key,

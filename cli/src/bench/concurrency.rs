@@ -20,7 +20,7 @@ use harmonia_host::liaison::skills::SkillSet;
 use harmonia_host::{CallContext, Host};
 use harmonia_serve::auth::Authenticator;
 use harmonia_serve::auth::tokens::TokenStore;
-use harmonia_serve::config::ServeConfig;
+
 use harmonia_serve::http::HttpServer;
 use harmonia_serve::state::ServeState;
 use http_body_util::Full;
@@ -233,10 +233,11 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<()> {
         let token = mcp::token_file(&dir, TOOL)?;
-        let serve_config = ServeConfig::default();
-        let state = ServeState::new(
+        let serve_config = mcp::bench_serve_config();
+        let state = ServeState::with_rate_limits(
             Liaison::new(host(address, serve_config.limits.max_in_flight_calls)?, SkillSet::builtin())?,
             serve_config.limits.clone(),
+            serve_config.rate_limits.clone(),
             None,
         )?;
         let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);

@@ -146,6 +146,77 @@ impl Session {
     }
 }
 
+/// The serve config of the bench: one credential drives every call, so
+/// its shares are the server's whole bounds, and its rate limit is on
+/// (the buckets are checked on every call) at a rate no run reaches.
+pub(super) fn bench_serve_config() -> ServeConfig {
+    let mut config = ServeConfig::default();
+    let limits = &mut config.limits;
+    limits.max_sessions_per_credential = limits.max_sessions;
+    limits.max_connections_per_credential = limits.max_connections;
+    limits.max_in_flight_calls_per_credential = limits.max_in_flight_calls;
+    config.rate_limits.calls_per_second = 1e9;
+    config.rate_limits.burst = 1_000_000_000;
+    config
+}
+
+/// A `harmonia serve` HTTP server for `host` under `config` on `runtime`,
+/// its credentials in `dir`: the `/mcp` URL and what stops it.
+fn serve_on(
+    runtime: &tokio::runtime::Runtime,
+    host: &Host,
+    config: &ServeConfig,
+    dir: &Path,
+) -> Result<(String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>)> {
+    let state = ServeState::with_rate_limits(
+        Liaison::new(host.clone(), SkillSet::builtin())?,
+        config.limits.clone(),
+        config.rate_limits.clone(),
+        None,
+    )?;
+    let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let server = HttpServer::new(state, auth, config);
+    let running = runtime.spawn(server.run(listener, async move {
+        let _ = stopped.await;
+    }));
+    Ok((url, stop, running))
+}
+
+/// The cost of the per-tenant checks on their own, per call: the rate
+/// buckets, the credential's call permit taken and given back, and a
+/// session's owner looked up (ns, median of `calls`).
+fn tenant_checks_ns(calls: usize) -> f64 {
+    use harmonia_serve::auth::Principal;
+    use harmonia_serve::replica::SessionOwners;
+    use harmonia_serve::tenants::Tenants;
+    let config = bench_serve_config();
+    let tenants = std::sync::Arc::new(Tenants::new(config.limits.clone(), config.rate_limits.clone()));
+    let owners = SessionOwners::new(std::sync::Arc::clone(&tenants));
+    let principal = Principal {
+        id: "token:tok_bench".into(),
+        workspace: Some("ws_demo".into()),
+        allow: [TOOL.to_owned()].into_iter().collect(),
+        rate: None,
+    };
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let started = Instant::now();
+        let admitted = tenants.admit_call(&principal, TOOL).is_ok();
+        let permit = std::sync::Arc::clone(&tenants.calls(&principal.id)).try_acquire_owned();
+        let owned = owners.owner("a.0b6f2c").as_ref() == Some(&principal);
+        if let Ok(permit) = permit {
+            tenants.end_call(&principal.id, permit);
+        }
+        samples.push(started.elapsed());
+        std::hint::black_box((admitted, owned));
+    }
+    samples.sort();
+    samples[samples.len() / 2].as_nanos() as f64
+}
+
 /// A tokens file in `dir` granting `tool` in `ws_demo`; the token.
 pub(super) fn token_file(dir: &Path, tool: &str) -> Result<String> {
     let mut file = TokenFile::default();
@@ -225,18 +296,12 @@ fn timed(calls: usize, mut each: impl FnMut(u64) -> Result<()>) -> Result<Sample
 fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
     let token = token_file(dir, TOOL)?;
-    let serve_config = ServeConfig::default();
-    let state =
-        ServeState::new(Liaison::new(host.clone(), SkillSet::builtin())?, serve_config.limits.clone(), None)?;
-    let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let url = format!("http://{}/mcp", listener.local_addr()?);
-    let server = HttpServer::new(state, auth, &serve_config);
-    let running = runtime.spawn(server.run(listener, async move {
-        let _ = stopped.await;
-    }));
+    let (url, stop, running) = serve_on(&runtime, &host, &bench_serve_config(), dir)?;
+    let mut unlimited_config = bench_serve_config();
+    unlimited_config.rate_limits.enabled = false;
+    let (unlimited_url, stop_unlimited, running_unlimited) =
+        serve_on(&runtime, &host, &unlimited_config, dir)?;
     let bare_listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let bare_url = format!("http://{}/", bare_listener.local_addr()?);
     runtime.spawn(bare_endpoint(bare_listener, host.clone()));
@@ -245,6 +310,10 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let mcp = timed_calls("the MCP call", calls, |n| session.call(n))?;
     let stateless =
         timed_calls("the stateless call", calls, |n| call_stateless(&session.agent, &url, &token, n))?;
+    let unlimited = timed_calls("the stateless call without rate limits", calls, |n| {
+        call_stateless(&session.agent, &unlimited_url, &token, n)
+    })?;
+    let checks_ns = tenant_checks_ns(calls);
     let bare = timed_calls("the bare endpoint's call", calls, |n| {
         call_stateless(&session.agent, &bare_url, &token, n)
     })?;
@@ -257,6 +326,8 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let direct = super::time_calls(&host, TOOL, INPUT, &context, calls);
     let _ = stop.send(());
     let _ = runtime.block_on(running);
+    let _ = stop_unlimited.send(());
+    let _ = runtime.block_on(running_unlimited);
     let overhead = mcp.p50_us() - direct.p50_us();
     out.say(format!("\nMCP tools/call round trip on loopback, {TOOL} (mock), {calls} calls:"));
     out.say(format!(
@@ -273,6 +344,14 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         "  stateless (2026-07-28):     p50 {:8.1} us   p99 {:8.1} us",
         stateless.p50_us(),
         stateless.p99_us()
+    ));
+    out.say(format!(
+        "  stateless, rate limits off: p50 {:8.1} us   p99 {:8.1} us   (the same server without its buckets)",
+        unlimited.p50_us(),
+        unlimited.p99_us()
+    ));
+    out.say(format!(
+        "  per-tenant checks alone (rate buckets, the credential's permit, a session's owner): {checks_ns:.0} ns a call"
     ));
     out.say(format!(
         "  GET /healthz, same client:  p50 {:8.1} us   p99 {:8.1} us   (the HTTP floor)",
@@ -296,6 +375,8 @@ fn round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     out.insert("mcp_stateless_call_us_p50", json!(stateless.p50_us()));
     out.insert("mcp_stateless_call_us_p99", json!(stateless.p99_us()));
     out.insert("mcp_http_floor_us_p50", json!(floor.p50_us()));
+    out.insert("mcp_stateless_unlimited_us_p50", json!(unlimited.p50_us()));
+    out.insert("mcp_tenant_checks_ns", json!(checks_ns));
     out.insert("mcp_bare_endpoint_us_p50", json!(bare.p50_us()));
     out.insert("mcp_bare_endpoint_us_p99", json!(bare.p99_us()));
     Ok(())

@@ -11,7 +11,9 @@
 //! - calls per second on one and on two threads;
 //! - resident memory growth over 100,000 calls;
 //! - calls in flight through `Host::call_async` against a 100 ms upstream:
-//!   1,000 and 10,000 callers ([`concurrency`]).
+//!   1,000 and 10,000 callers ([`concurrency`]);
+//! - the validator's verdicts per second over the catalogue's answers and
+//!   one 64 KiB answer ([`validator`]).
 //!
 //! With `--plugin PATH` (repeatable) it measures those components instead
 //! ([`plugins`]): load from the cache, a call once loaded, and a whole
@@ -23,6 +25,7 @@ mod concurrency;
 mod mcp;
 mod plugins;
 mod stats;
+mod validator;
 mod workload;
 
 use anyhow::{Context, Result};
@@ -368,6 +371,8 @@ pub enum Part {
     Concurrency,
     /// The MCP round trip and `harmonia serve`'s start.
     Mcp,
+    /// The validator's verdicts per second.
+    Validator,
 }
 
 pub fn run(
@@ -411,6 +416,9 @@ pub fn run(
     }
     if wanted(Part::Mcp) {
         mcp::run(effort, &mut out)?;
+    }
+    if wanted(Part::Validator) {
+        validator::run(quick, &mut out)?;
     }
     finish(out)
 }

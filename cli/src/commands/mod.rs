@@ -4,6 +4,7 @@ mod call;
 mod conformance;
 
 mod inspect;
+mod review;
 pub mod serve;
 mod session;
 mod tools;
@@ -27,10 +28,21 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
             validate::run(&trace, &answer, submission, &trust, json, skills.as_deref())
         }
+        Command::Review { trace, answer, out, submission, public_key, config, skills } => {
+            let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
+            let request = review::Request {
+                trace: &trace,
+                answer: &answer,
+                out: out.as_deref(),
+                submission,
+                skills: skills.as_deref(),
+            };
+            review::run(&request, &trust)
+        }
         Command::TraceKey { config } => validate::print_trace_key(config.as_deref()),
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Serve(args) => serve::run(args),
-        Command::Demo { export } => crate::demo::run(export.as_deref()),
+        Command::Demo { export, html } => crate::demo::run(export.as_deref(), html.as_deref()),
         Command::Bench { json, quick, plugins, only } => crate::bench::run(json, quick, &plugins, &only),
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())

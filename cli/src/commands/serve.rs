@@ -188,7 +188,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     // Built outside the runtime: the exporter's blocking HTTP client may
     // not be made or dropped inside it.
     let spans = CallSpans::from_config(&config.telemetry)?;
-    let state = ServeState::new(liaison, config.limits.clone(), spans.clone())?;
+    let state = ServeState::with_rate_limits(
+        liaison,
+        config.limits.clone(),
+        config.rate_limits.clone(),
+        spans.clone(),
+    )?;
     let result = serve(args, config, state, skill);
     if let Some(spans) = spans {
         spans.shutdown();
@@ -209,7 +214,8 @@ fn serve(
         } else {
             args.tools.iter().cloned().collect()
         };
-        let principal = Principal { id: "stdio".into(), workspace: workspace(args.workspace), allow };
+        let principal =
+            Principal { id: "stdio".into(), workspace: workspace(args.workspace), allow, rate: None };
         runtime.block_on(harmonia_serve::stdio::serve(state, principal, skill))?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -95,13 +95,13 @@ fn read_bounded<T>(
     }
 }
 
-fn read_trace(path: &Path) -> Result<TraceDocument> {
+pub(crate) fn read_trace(path: &Path) -> Result<TraceDocument> {
     read_bounded(path, "trace", MAX_TRACE_BYTES, |reader| {
         TraceDocument::from_reader(reader).map_err(|error| error.to_string())
     })
 }
 
-fn read_answer(path: &Path) -> Result<Value> {
+pub(crate) fn read_answer(path: &Path) -> Result<Value> {
     read_bounded(path, "answer", MAX_ANSWER_BYTES, |reader| {
         serde_json::from_reader(reader).map_err(|error| format!("not JSON: {error}"))
     })
@@ -123,6 +123,12 @@ fn trusted_key(trust: &Trust<'_>) -> Result<Result<PublicKey, String>> {
         .map_err(|error| format!("no host key to verify with ({error}); give --public-key")))
 }
 
+/// Whether `document`'s seal verifies with the trusted key, or why not
+/// (including that there is no key to check with).
+pub(crate) fn verification(document: &TraceDocument, trust: &Trust<'_>) -> Result<Result<(), String>> {
+    Ok(trusted_key(trust)?.and_then(|key| document.verify(&key).map_err(|error| error.to_string())))
+}
+
 pub fn run(
     trace: &Path,
     answer: &Path,
@@ -135,8 +141,7 @@ pub fn run(
     let answer = read_answer(answer)?;
     let skills = load_skills(skills)?;
     let mode = if submission { Mode::Submission } else { Mode::Review };
-    let verification =
-        trusted_key(trust)?.and_then(|key| document.verify(&key).map_err(|error| error.to_string()));
+    let verification = verification(&document, trust)?;
     if let (Mode::Review, Err(reason)) = (mode, &verification) {
         eprintln!("harmonia: note: trace not verified ({reason}); review mode checks the rules only");
     }

@@ -5,17 +5,20 @@
 //! provenance), and every built-in skill runs a scripted session: activate,
 //! call, a grounded answer, the validator's verdict. Then the accepted edge
 //! cases and one rejected answer for every validator rule. With `--export`
-//! each scenario is also written as an evaluation case. Sessions sign
+//! each scenario is also written as an evaluation case; with `--html` as a
+//! review page, beside an index of every verdict. Sessions sign
 //! their traces with a key the demo generates in memory; the export writes
 //! its public half to `trace-key.pub`.
 //!
 //! Parts: [`scenarios`] (the stage and a scenario), [`grounded`] (accepted
 //! answers), [`rejections`] (the table of one rejection per rule),
-//! [`answers`] (answer builders), [`flaky`] (a source that fails on cue).
+//! [`answers`] (answer builders), [`flaky`] (a source that fails on cue),
+//! [`html`] (the review pages).
 
 mod answers;
 mod flaky;
 mod grounded;
+mod html;
 mod rejections;
 mod scenarios;
 
@@ -98,7 +101,7 @@ fn export(dir: &Path, scenario: &Scenario) -> Result<()> {
     Ok(())
 }
 
-pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run(export_dir: Option<&Path>, html_dir: Option<&Path>) -> Result<ExitCode> {
     let scratch = Scratch(std::env::temp_dir().join(format!("harmonia-demo-{}", std::process::id())));
     std::fs::create_dir_all(&scratch.0)?;
     outln!("== Harmonia demo: sandboxed read-only tools, guarded sessions, validated answers ==\n");
@@ -109,6 +112,7 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join(PUBLIC_KEY_FILE), format!("{public_key}\n"))?;
     }
+    let mut pages = html_dir.map(html::Pages::new).transpose()?;
     let mut surprises = Vec::new();
     let mut section = "";
     for scenario in &scenarios {
@@ -167,6 +171,9 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
         if let Some(dir) = export_dir {
             export(dir, scenario).with_context(|| format!("cannot export {}", scenario.slug))?;
         }
+        if let Some(pages) = &mut pages {
+            pages.add(scenario, &verdict, &public_key, stage.liaison.skills())?;
+        }
     }
     let accepted = scenarios.iter().filter(|scenario| scenario.expected.is_none()).count();
     outln!(
@@ -176,6 +183,9 @@ pub fn run(export_dir: Option<&Path>) -> Result<ExitCode> {
     );
     if let Some(dir) = export_dir {
         outln!("Exported every scenario to {}", dir.display());
+    }
+    if let Some(pages) = pages {
+        outln!("Review pages: open {}", pages.finish()?.display());
     }
     if !surprises.is_empty() {
         bail!("the demo did not go as scripted: {}", surprises.join("; "));

@@ -114,6 +114,12 @@ const REJECTIONS: &[Rejection] = &[
         mutation_claim,
     ),
     review(
+        RuleCode::UnsupportedLanguage,
+        "reject-unsupported-language",
+        "an answer in a language the validator has no lexicon for",
+        unsupported_language,
+    ),
+    review(
         RuleCode::ClaimTextAbsent,
         "reject-claim-text-absent",
         "a claim whose text the answer never says",
@@ -314,8 +320,15 @@ fn mutation_claim(_: &Stage, g: &Grounded) -> (Run, Value) {
     (g.job.clone(), answer)
 }
 
+fn unsupported_language(_: &Stage, g: &Grounded) -> (Run, Value) {
+    let answer = edited(&g.job_answer, |a| {
+        a["answer"] = json!(format!("{} Nous avons publié le fil ce matin.", g.job_text))
+    });
+    (g.job.clone(), answer)
+}
+
 fn claim_text_absent(_: &Stage, g: &Grounded) -> (Run, Value) {
-    (g.job.clone(), edited(&g.job_answer, |a| a["claims"][0]["text"] = json!("job-42 is published")))
+    (g.job.clone(), edited(&g.job_answer, |a| a["claims"][0]["text"] = json!("job-42 is in stage review")))
 }
 
 fn unknown_evidence(_: &Stage, g: &Grounded) -> (Run, Value) {
@@ -332,9 +345,8 @@ fn evidence_not_displayed(_: &Stage, g: &Grounded) -> (Run, Value) {
 }
 
 fn unclaimed_fact(_: &Stage, g: &Grounded) -> (Run, Value) {
-    let answer = edited(&g.job_answer, |a| {
-        a["answer"] = json!(format!("{} Action act-2 has already gone out.", g.job_text))
-    });
+    let answer =
+        edited(&g.job_answer, |a| a["answer"] = json!(format!("{} Action act-2 is blocked.", g.job_text)));
     (g.job.clone(), answer)
 }
 

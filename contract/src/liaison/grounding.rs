@@ -28,8 +28,10 @@
 //!   name nothing.
 
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::rc::Rc;
 
 /// Shortest data value, in characters, that counts as a fact or names a
 /// record.
@@ -103,10 +105,89 @@ pub fn record_names(data: Option<&Map<String, Value>>, reference: &str) -> Vec<S
     names
 }
 
+/// The records that references name in some calls' data, indexed in one
+/// pass over the data so that checking many claims against many
+/// references costs the size of the data once, not once per claim and
+/// reference: for each reference, every object holding it as one of its
+/// own values. The names of a reference ([`record_names`]'s set) are
+/// gathered the first time a claim is checked against it, and kept.
+pub struct RecordIndex<'d> {
+    holders: HashMap<(usize, &'d str), Vec<&'d Map<String, Value>>>,
+    names: RefCell<NamesByRecord>,
+}
+
+/// A reference's names, by call position and reference, once gathered.
+type NamesByRecord = HashMap<(usize, String), Rc<Vec<String>>>;
+
+impl<'d> RecordIndex<'d> {
+    /// Index `references` in each of `data` (a call's data, known by its
+    /// position in the list).
+    pub fn new(data: &[Option<&'d Map<String, Value>>], references: &HashSet<&'d str>) -> Self {
+        let mut holders = HashMap::new();
+        for (call, data) in data.iter().enumerate() {
+            let mut stack: Vec<&Value> = data.iter().flat_map(|data| data.values()).collect();
+            while let Some(value) = stack.pop() {
+                match value {
+                    Value::Object(object) => {
+                        for field in object.values() {
+                            if let Some(reference) = field.as_str().and_then(|text| references.get(text)) {
+                                holders.entry((call, *reference)).or_insert_with(Vec::new).push(object);
+                            }
+                        }
+                        stack.extend(object.values());
+                    }
+                    Value::Array(items) => stack.extend(items),
+                    _ => {}
+                }
+            }
+        }
+        Self { holders, names: Default::default() }
+    }
+
+    /// Whether `claim` names the record `reference` of call `call`: the
+    /// same answer as `names_any(claim, &record_names(data, reference))`.
+    pub fn names(&self, claim: &str, call: usize, reference: &str) -> bool {
+        let key = (call, reference.to_owned());
+        let cached = self.names.borrow().get(&key).cloned();
+        let names = match cached {
+            Some(names) => names,
+            None => {
+                // Nested holders add nothing an outer one lacks; the set,
+                // not the walk, is what counts.
+                let mut gathered = vec![reference.trim().to_lowercase()];
+                for object in self.holders.get(&(call, reference)).into_iter().flatten() {
+                    object.values().for_each(|field| leaf_names(field, &mut gathered));
+                }
+                let mut seen = HashSet::new();
+                gathered.retain(|name| seen.insert(name.clone()));
+                let gathered = Rc::new(gathered);
+                self.names.borrow_mut().insert(key, Rc::clone(&gathered));
+                gathered
+            }
+        };
+        names_any(claim, &names)
+    }
+}
+
 /// True when `claim` holds one of `names` at word boundaries.
+/// A name is looked for only when it could fit and its first word is a
+/// word of the claim, which keeps this linear in the number of names for
+/// all but those that may match.
 pub fn names_any(claim: &str, names: &[String]) -> bool {
     let claim = claim.to_lowercase();
-    names.iter().any(|name| !occurrences(&claim, name).is_empty())
+    let words: HashSet<&str> = word_runs(&claim).map(|run| &claim[run]).collect();
+    names.iter().any(|name| {
+        if name.len() > claim.len() {
+            return false;
+        }
+        let first_word_fits = match name.chars().next() {
+            Some(first) if is_word_char(first) => {
+                word_runs(name).next().is_some_and(|run| words.contains(&name[run]))
+            }
+            _ => true,
+        };
+        first_word_fits && !occurrences(&claim, name).is_empty()
+    })
 }
 
 /// A fact the answer states outside every claim.
@@ -208,8 +289,9 @@ fn data_value_spans<'d>(
 }
 
 /// 1-based number of the sentence holding byte `offset`; empty sentences
-/// (the line break after a full stop) are not counted.
-fn sentence_number(text: &str, offset: usize) -> usize {
+/// (the line break after a full stop) are not counted. Public so a reader
+/// of [`UnclaimedFact::sentence`] can find the sentence it numbers.
+pub fn sentence_number(text: &str, offset: usize) -> usize {
     let (mut number, mut open) = (0, false);
     for (index, character) in text.char_indices().take_while(|(index, _)| *index <= offset) {
         if !open && !character.is_whitespace() {
@@ -265,6 +347,31 @@ mod tests {
         assert!(!names_any("job-7 is in stage failed", &names));
         assert!(!names_any("it has 2 drafts", &names));
         assert_eq!(record_names(None, "p1"), ["p1"]);
+    }
+
+    #[test]
+    fn the_record_index_answers_as_record_names_does_in_one_pass() {
+        let feed = data(json!({"job": {"id": "job-42", "stage": "drafting", "draftCount": 2,
+            "actions": [{"id": "act-1", "likes": 412, "parent": "job-42"}]}, "other": {"id": "job-7", "stage": "failed"}}));
+        let references: HashSet<&str> = ["job-42", "job-7", "act-1", "missing"].into_iter().collect();
+        let index = RecordIndex::new(&[Some(&feed)], &references);
+        for claim in [
+            "Job-42 is drafting",
+            "job-7 is in stage failed",
+            "it has 2 drafts",
+            "act-1 has 412 likes",
+            "missing one",
+        ] {
+            for reference in &references {
+                assert_eq!(
+                    index.names(claim, 0, reference),
+                    names_any(claim, &record_names(Some(&feed), reference)),
+                    "{claim} / {reference}"
+                );
+            }
+        }
+        assert!(index.names("it is drafting now", 0, "job-42"));
+        assert!(!index.names("it is drafting now", 1, "job-42"), "another call's data names nothing");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! - [`session`]: one agent invocation: activation, the pre-dispatch guard,
 //!   recording, validation.
 
-pub use harmonia_contract::liaison::{answer, attempts, grounding, json, mutation, trace, validator};
+pub use harmonia_contract::liaison::{answer, attempts, grounding, json, mutation, seal, trace, validator};
 
 pub mod session;
 pub mod signing;

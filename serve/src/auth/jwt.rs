@@ -14,6 +14,7 @@
 //! string), else the configured default list.
 
 use super::{AuthError, Principal};
+use crate::config::Rate;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -51,6 +52,10 @@ pub struct JwtConfig {
     /// Tools allowed when the token has no tools claim.
     #[serde(default)]
     pub default_tools: Vec<String>,
+    /// The claim holding the credential's own rate limit
+    /// (`{"calls_per_second": N, "burst": N}`); `[rate_limits]` when absent.
+    #[serde(default = "default_rate_limit_claim")]
+    pub rate_limit_claim: String,
     /// Clock skew tolerated on `exp` and `nbf`, seconds.
     #[serde(default = "default_leeway")]
     pub leeway_s: u64,
@@ -61,6 +66,9 @@ fn default_workspace_claim() -> String {
 }
 fn default_tools_claim() -> String {
     "harmonia_tools".into()
+}
+fn default_rate_limit_claim() -> String {
+    "harmonia_rate_limit".into()
 }
 fn default_leeway() -> u64 {
     30
@@ -107,6 +115,18 @@ pub struct JwtVerifier {
     keys: Arc<RwLock<Keys>>,
     /// Asks the refresh thread for a fetch of the JWKS URL.
     refresh: Option<SyncSender<()>>,
+}
+
+/// The principal id of a JWT: `jwt:` and the JSON array `[iss, sub,
+/// workspace]`, which no choice of values can make ambiguous. A token
+/// without `sub` names no subject two tokens could share: its own SHA-256
+/// stands for it.
+fn jwt_identity(issuer: &str, claims: &Map<String, Value>, token: &str, workspace: &str) -> String {
+    let subject = match claims.get("sub").and_then(Value::as_str) {
+        Some(subject) if !subject.is_empty() => format!("sub:{subject}"),
+        _ => format!("token-sha256:{}", harmonia_host::capability::sha256_hex(token.as_bytes())),
+    };
+    format!("jwt:{}", Value::from(vec![issuer, &subject, workspace]))
 }
 
 /// Whether `token` has a JWT's shape (three dot-separated parts).
@@ -263,11 +283,49 @@ impl JwtVerifier {
                 .ok_or_else(|| invalid("tools claim must hold strings"))?,
             Some(_) => return Err(invalid("tools claim must be a list")),
         };
-        let subject = claims.get("sub").and_then(Value::as_str).unwrap_or("");
+        let rate = match claims.get(&self.config.rate_limit_claim) {
+            None => None,
+            Some(value) => Some(
+                serde_json::from_value::<Rate>(value.clone())
+                    .ok()
+                    .filter(|rate| rate.problem().is_none())
+                    .ok_or_else(|| invalid("rate limit claim must be {calls_per_second, burst}"))?,
+            ),
+        };
         Ok(Principal {
-            id: format!("jwt:{}:{subject}:{workspace}", self.config.issuer),
+            id: jwt_identity(&self.config.issuer, &claims, token, workspace),
             workspace: Some(workspace.to_owned()),
             allow,
+            rate,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_jwts_identity_is_unambiguous_and_a_token_without_subject_is_its_own() {
+        let with = |sub: &str| claims(serde_json::json!({"sub": sub}));
+        // `:` in the parts cannot make two identities one.
+        let a = jwt_identity("https://id", &with("a:b"), "t1", "c");
+        let b = jwt_identity("https://id", &with("a"), "t1", "b:c");
+        assert_ne!(a, b);
+        assert_eq!(a, r#"jwt:["https://id","sub:a:b","c"]"#);
+        // Same subject, another token: the same identity (rate and quota
+        // are the subject's); the principal still differs by allow-list.
+        assert_eq!(jwt_identity("i", &with("s"), "t1", "w"), jwt_identity("i", &with("s"), "t2", "w"));
+        // No subject: each token is its own identity.
+        let none = claims(serde_json::json!({}));
+        assert_ne!(jwt_identity("i", &none, "t1", "w"), jwt_identity("i", &none, "t2", "w"));
+        assert_ne!(jwt_identity("i", &with(""), "t1", "w"), jwt_identity("i", &with(""), "t2", "w"));
     }
 }

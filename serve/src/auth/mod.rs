@@ -10,19 +10,28 @@
 pub mod jwt;
 pub mod tokens;
 
+use crate::config::Rate;
 use std::collections::BTreeSet;
 
 /// The caller, as established by its credential.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// An MCP session belongs to the whole principal: a request on it with
+/// any other (another id, workspace, allow-list or rate) is refused.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Principal {
-    /// Stable identity of the credential (`token:ID`, `jwt:ISS:SUB` or
-    /// `stdio`); an MCP session is pinned to it.
+    /// Stable identity of the credential, unambiguous: `token:ID`,
+    /// `jwt:` and the JSON array `[iss, sub, workspace]` (the token's
+    /// SHA-256 standing for a missing `sub`), or `stdio`. Quotas and rate
+    /// limits are kept per id.
     pub id: String,
     /// The workspace every call is bound to; `None` only for a stdio
     /// server started without one.
     pub workspace: Option<String>,
     /// The tools this credential may list and call.
     pub allow: BTreeSet<String>,
+    /// The credential's own rate limit, replacing `[rate_limits]`'s
+    /// per-credential bucket.
+    pub rate: Option<Rate>,
 }
 
 impl Principal {

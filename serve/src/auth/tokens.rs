@@ -6,12 +6,15 @@
 //! and never stored or logged. Each token is bound to exactly one
 //! workspace and one allow-list.
 //!
-//! The running server re-reads the file when its size, modification time
-//! or inode changes, so a revocation takes effect on the next request. A
-//! file that can no longer be read or parsed fails closed: no token is
-//! accepted until it is fixed.
+//! The running server re-reads the file when its size, modification or
+//! change time, inode or mode changes, so a revocation (or a `chmod`)
+//! takes effect on the next request. A file that can no longer be read or
+//! parsed fails closed: no token is accepted until it is fixed. A file
+//! whose owner may not read it (no `u+r`) counts as unreadable even for
+//! root, who could still open it: the operator took the store away.
 
 use super::{AuthError, Principal};
+use crate::config::Rate;
 use harmonia_host::capability::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -20,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// One stored token: its hash and what it grants.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRecord {
     /// Public id, for listing and revoking.
@@ -33,10 +36,14 @@ pub struct TokenRecord {
     pub tools: Vec<String>,
     /// When it was made (RFC 3339).
     pub created: String,
+    /// This token's own rate limit, replacing `[rate_limits]`'s
+    /// per-credential bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<Rate>,
 }
 
 /// The token file's contents.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenFile {
     /// The tokens.
@@ -77,6 +84,18 @@ const MAX_WORKSPACE_CHARS: usize = 200;
 impl TokenFile {
     /// Read `path`; a missing file is an empty store.
     pub fn load(path: &Path) -> Result<Self, TokenFileError> {
+        #[cfg(unix)]
+        if let Ok(metadata) = std::fs::metadata(path)
+            && std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o400 == 0
+        {
+            return Err(TokenFileError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "its owner may not read it",
+                ),
+            });
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
@@ -87,6 +106,9 @@ impl TokenFile {
             message: error.message().to_owned(),
         })?;
         for record in &file.tokens {
+            if let Some(problem) = record.rate_limit.as_ref().and_then(Rate::problem) {
+                return Err(TokenFileError::Invalid(format!("token `{}`: rate_limit: {problem}", record.id)));
+            }
             if record.sha256.len() != 64 || !record.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(TokenFileError::Invalid(format!(
                     "token `{}`: sha256 must be 64 hex digits",
@@ -147,6 +169,7 @@ impl TokenFile {
             workspace: workspace.to_owned(),
             tools,
             created: harmonia_host::time::now_rfc3339(),
+            rate_limit: None,
         };
         self.tokens.push(record.clone());
         Ok((token, record))
@@ -169,16 +192,22 @@ fn hex(bytes: &[u8]) -> String {
 struct Stamp {
     len: u64,
     modified: Option<std::time::SystemTime>,
+    /// The inode's change time and mode: a `chmod` changes only these.
+    changed: (i64, i64),
+    mode: u32,
     inode: u64,
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let metadata = std::fs::metadata(path).ok()?;
     #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&metadata);
+    let (inode, changed, mode) = {
+        use std::os::unix::fs::MetadataExt;
+        (metadata.ino(), (metadata.ctime(), metadata.ctime_nsec()), metadata.mode())
+    };
     #[cfg(not(unix))]
-    let inode = 0;
-    Some(Stamp { len: metadata.len(), modified: metadata.modified().ok(), inode })
+    let (inode, changed, mode) = (0, (0, 0), 0);
+    Some(Stamp { len: metadata.len(), modified: metadata.modified().ok(), changed, mode, inode })
 }
 
 struct Loaded {
@@ -222,6 +251,7 @@ impl TokenStore {
             id: format!("token:{}", record.id),
             workspace: Some(record.workspace.clone()),
             allow: record.tools.iter().cloned().collect(),
+            rate: record.rate_limit,
         })
     }
 }
@@ -264,6 +294,26 @@ mod tests {
         std::fs::write(&path, "not toml [").unwrap();
         let (fresh, _) = TokenFile::default().add("ws_demo", vec!["x".into()]).unwrap();
         assert_eq!(store.verify(&fresh), Err(AuthError::UnknownToken), "an unreadable store fails closed");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_its_owner_may_not_read_refuses_every_token_until_readable_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("harmonia-tokens-chmod-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.toml");
+        let mut file = TokenFile::default();
+        let (token, _) = file.add("ws_demo", vec!["get_job_status".into()]).unwrap();
+        file.save(&path).unwrap();
+        let store = TokenStore::open(&path).unwrap();
+        assert!(store.verify(&token).is_ok());
+        // Only the mode and the change time move: no write, same length.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        assert_eq!(store.verify(&token), Err(AuthError::UnknownToken), "chmod 000 refuses every token");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(store.verify(&token).is_ok(), "readable again, the tokens are back");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

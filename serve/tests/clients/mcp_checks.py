@@ -230,11 +230,14 @@ async def scenario_skill(settings):
         forged = dict(answer, claims=[dict(answer["claims"][0], evidenceIds=["ev-0000000000000000"])])
         tampered = json.loads(json.dumps(trace))
         tampered["entries"] = tampered["entries"][:2]
+        verdict = (await raw.post(settings["url"] + "/v1/validate", json={"trace": tampered, "answer": answer})).json()
+        check(verdict["rule"] == "trace_unverified" and verdict["mode"] == "submission",
+              f"an edited trace is unverified in submission mode, the default: {verdict}")
         verdict = (await raw.post(settings["url"] + "/v1/validate",
-                                  json={"trace": tampered, "answer": answer, "mode": "submission"})).json()
-        check(verdict["rule"] == "trace_unverified", f"an edited trace is unverified in submission mode: {verdict}")
-        verdict = (await raw.post(settings["url"] + "/v1/validate", json={"trace": tampered, "answer": forged})).json()
+                                  json={"trace": tampered, "answer": forged, "mode": "review"})).json()
         check(verdict["rule"] == "unknown_evidence", f"review mode checks the rules: {verdict}")
+        check(verdict["seal"] == {"verified": False, "state": "altered", "reason": verdict["seal"]["reason"]},
+              f"and says the seal failed: {verdict}")
         bad = await raw.post(settings["url"] + "/v1/validate", content=b'{"trace": [], "trace": []}')
         check(bad.status_code == 400, "a duplicate key in a validate request is a 400")
 
@@ -434,6 +437,43 @@ async def scenario_replicas(settings):
     sys.stdin.readline()  # the test says when replica a has exited
     after = await session_on_replicas(url, token, 3)
     check(after == ["b"] * 3, f"with a gone, every new session is on b: {after}")
+
+
+async def scenario_session_takeover(settings):
+    """The SDK's session runs a slow call; another credential, knowing the
+    session id, tries to take the call's stream over, listen, cancel and
+    delete: each is refused, and the owner gets its own result."""
+    url = settings["url"] + "/mcp"
+    seen = {}
+
+    async def remember(response):
+        if response.headers.get("mcp-session-id"):
+            seen["id"] = response.headers["mcp-session-id"]
+
+    owner = httpx2.AsyncClient(headers={"Authorization": f"Bearer {settings['token']}"}, timeout=60,
+                               event_hooks={"response": [remember]})
+    async with Client(streamable_http_client(url, http_client=owner), mode="legacy", read_timeout_seconds=60) as client:
+        call = asyncio.create_task(client.call_tool("hostile_loop", {}))
+        await asyncio.sleep(0.3)
+        check("id" in seen, "the SDK's session has an id")
+        other = {"Authorization": f"Bearer {settings['other_token']}", "mcp-session-id": seen["id"],
+                 "mcp-protocol-version": "2025-06-18"}
+        async with httpx2.AsyncClient(timeout=10) as raw:
+            for last in ("0", "1/0", "2/0", "0/1"):
+                stolen = await raw.get(url, headers={**other, "Accept": "text/event-stream", "Last-Event-ID": last})
+                check(stolen.status_code == 404, f"another credential cannot resume the stream from {last}")
+            listen = await raw.get(url, headers={**other, "Accept": "text/event-stream"})
+            check(listen.status_code == 404, "another credential cannot listen on the session")
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            posted = await raw.post(url, headers={**other, **JSON_RPC_HEADERS}, json=cancel)
+            check(posted.status_code == 404, "another credential cannot cancel the owner's call")
+            deleted = await raw.delete(url, headers=other)
+            check(deleted.status_code == 404, "another credential cannot delete the session")
+        envelope = envelope_of(await call)
+        check(envelope["status"] == "error" and envelope["error"]["code"] == "tool_timeout",
+              f"the owner's call got its own result: {envelope['error']}")
+        tools = (await client.list_tools()).tools
+        check(len(tools) == 3, "and the session is still the owner's")
 
 
 SCENARIOS = {name[len("scenario_"):]: value for name, value in globals().items() if name.startswith("scenario_")}

@@ -35,14 +35,21 @@ fn word(clause: &[Token], index: usize) -> Option<&str> {
     clause.get(index).and_then(Token::word)
 }
 
-fn finding(family: &str, clause: &[Token], start: usize, end: usize) -> Finding {
+/// A finding of `family` over `clause[start..end]`, framed as the
+/// liaison's own act; callers that read another frame replace it.
+pub(super) fn finding(family: &str, clause: &[Token], start: usize, end: usize) -> Finding {
     let words: Vec<&str> = clause[start..end.min(clause.len())].iter().filter_map(Token::word).collect();
     let phrase = if words.len() > MAX_SHOWN_WORDS {
         format!("{} … {}", words[..3].join(" "), words[words.len() - 3..].join(" "))
     } else {
         words.join(" ")
     };
-    Finding { family: family.to_owned(), phrase }
+    Finding { family: family.to_owned(), phrase, frame: "the liaison as subject" }
+}
+
+fn framed(mut finding: Finding, frame: &'static str) -> Finding {
+    finding.frame = frame;
+    finding
 }
 
 // An actor and its verb: "I have published", "Nova approved", "let me
@@ -61,18 +68,30 @@ fn actor_claim(clause: &[Token], index: usize) -> Option<Finding> {
 }
 
 fn chain_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Finding> {
-    if chain.negated {
+    if chain.negated || possessive_have(clause, chain) {
         return None;
     }
     let (verb, _, end) = effect_verb_at(clause, chain.end, chain.expect)?;
     Some(finding(&verb.family, clause, start, end))
 }
 
+// "I have updated figures for you": `have` right before a participle and
+// a bare plural noun is possession, the participle an adjective.
+fn possessive_have(clause: &[Token], chain: &Chain) -> bool {
+    let have = chain.end.checked_sub(1).and_then(|at| word(clause, at));
+    let noun = word(clause, chain.end + 1);
+    chain.ends_in_have
+        && matches!(have, Some("have" | "has" | "had"))
+        && noun.is_some_and(|noun| {
+            noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
 // "I had act-1 approved", "we got it published".
 fn causative_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Finding> {
     let head = word(clause, chain.end)?;
     let causative = chain.ends_in_have || matches!(head, "get" | "gets" | "got" | "gotten" | "getting");
-    if chain.negated || !causative {
+    if chain.negated || !causative || possessive_have(clause, chain) {
         return None;
     }
     let from = if chain.ends_in_have { chain.end } else { chain.end + 1 };
@@ -195,7 +214,7 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if denied || grammar::negated_in_scope(clause, index) {
         return None;
     }
-    Some(finding(&verb.family, clause, index, agent + length))
+    Some(framed(finding(&verb.family, clause, index, agent + length), "the liaison as agent"))
 }
 
 // "Published it myself": the actor named after the verb.
@@ -230,7 +249,7 @@ fn nominal_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if grammar::negated_in_scope(clause, index) {
         return None;
     }
-    Some(finding("approve", clause, index, noun_end))
+    Some(framed(finding("approve", clause, index, noun_end), "the liaison's own effect"))
 }
 
 // "an approval receipt", "execution-receipt".
@@ -253,5 +272,5 @@ fn receipt_claim(clause: &[Token], index: usize) -> Option<Finding> {
         return None;
     }
     let end = if current.contains('-') { index + 1 } else { index + 2 };
-    Some(finding("receipt", clause, index, end))
+    Some(framed(finding("receipt", clause, index, end), "a receipt claims its effect"))
 }

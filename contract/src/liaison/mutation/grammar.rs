@@ -15,7 +15,7 @@ pub(super) const FINITE: Forms = BASE | THIRD | PAST;
 
 /// The liaison as the subject of a clause: first person, the product, and
 /// the liaison's own names and roles.
-const SUBJECTS: &[&[&str]] = &[
+pub(super) const SUBJECTS: &[&[&str]] = &[
     &["i"],
     &["we"],
     &["harmonia"],
@@ -59,7 +59,7 @@ const OFFERS: &[&[&str]] = &[
 ];
 
 /// The liaison as the agent of a passive: "published by me".
-const AGENTS: &[&[&str]] = &[
+pub(super) const AGENTS: &[&[&str]] = &[
     &["me"],
     &["us"],
     &["myself"],
@@ -126,11 +126,11 @@ const BEHALF: &[&[&str]] = &[
     &["via", "me"],
 ];
 
-const PASSIVE_AUXILIARIES: &[&str] =
+pub(super) const PASSIVE_AUXILIARIES: &[&str] =
     &["is", "are", "was", "were", "be", "been", "being", "'s", "got", "gets", "get", "gotten"];
 
 /// Words that negate what follows them in a chain or a passive clause.
-const NEGATIONS: &[&str] = &[
+pub(super) const NEGATIONS: &[&str] = &[
     "not", "never", "no", "neither", "nor", "nothing", "none", "nobody", "unable", "without", "hardly",
     "cannot",
 ];
@@ -146,7 +146,7 @@ pub(super) const PREPOSITIONS: &[&str] = &[
 const EMPTY_OBJECTS: &[&str] = &["nothing", "none", "no", "neither", "nobody", "zero", "0", "anything"];
 
 /// Auxiliaries and the verb form each asks for next.
-const AUXILIARIES: &[(&str, Forms)] = &[
+pub(super) const AUXILIARIES: &[(&str, Forms)] = &[
     ("will", BASE),
     ("would", BASE),
     ("shall", BASE),
@@ -176,7 +176,7 @@ const AUXILIARIES: &[(&str, Forms)] = &[
 ];
 
 /// Verbs that lead to another verb through `to`: "going to", "able to".
-const TO_VERBS: &[&str] = &[
+pub(super) const TO_VERBS: &[&str] = &[
     "going",
     "about",
     "able",
@@ -239,7 +239,7 @@ const TO_VERBS: &[&str] = &[
 ];
 
 /// Verbs that take another verb in `-ing`: "started publishing".
-const GERUND_VERBS: &[&str] = &[
+pub(super) const GERUND_VERBS: &[&str] = &[
     "start",
     "starts",
     "started",
@@ -256,8 +256,22 @@ const GERUND_VERBS: &[&str] = &[
 ];
 
 /// Verbs that lead to another verb through `to` and deny it: "unable to".
-const NEGATING_TO_VERBS: &[&str] =
-    &["unable", "refuse", "refused", "decline", "declined", "fail", "failed", "forbidden", "prohibited"];
+/// Each counts as a negation, so "never failed to publish" is a claim.
+pub(super) const NEGATING_TO_VERBS: &[&str] = &[
+    "unable",
+    "refuse",
+    "refused",
+    "decline",
+    "declined",
+    "fail",
+    "failed",
+    "forbidden",
+    "prohibited",
+    "forget",
+    "forgot",
+    "neglect",
+    "neglected",
+];
 
 /// Verbs of "go ahead and ..." and "went and ...".
 const GO: &[&str] = &["go", "goes", "went", "gone", "going"];
@@ -326,7 +340,7 @@ const CLAUSE_STARTS: &[&str] = &[
 ];
 
 /// Words that end a negation's reach backwards through a clause.
-const SCOPE_BREAKS: &[&str] = &["but", "yet", "whereas", "while", "although", "though", "however"];
+pub(super) const SCOPE_BREAKS: &[&str] = &["but", "yet", "whereas", "while", "although", "though", "however"];
 
 /// The longest parenthetical skipped between an actor and its verb.
 const MAX_ASIDE: usize = 6;
@@ -344,7 +358,7 @@ pub(super) fn phrase_at(clause: &[Token], index: usize, phrase: &[&str]) -> Opti
     held.then_some(phrase.len())
 }
 
-fn longest(clause: &[Token], index: usize, phrases: &[&[&str]]) -> Option<usize> {
+pub(super) fn longest(clause: &[Token], index: usize, phrases: &[&[&str]]) -> Option<usize> {
     phrases.iter().filter_map(|phrase| phrase_at(clause, index, phrase)).max()
 }
 
@@ -394,7 +408,7 @@ pub(super) fn starts_clause(word: &str) -> bool {
     CLAUSE_STARTS.contains(&word)
 }
 
-fn is_adverb(word: &str) -> bool {
+pub(super) fn is_adverb(word: &str) -> bool {
     ADVERBS.contains(&word) || (word.len() > 4 && word.ends_with("ly") && !LY_VERBS.contains(&word))
 }
 
@@ -430,12 +444,16 @@ pub(super) fn negated_before(clause: &[Token], index: usize) -> bool {
     (index.saturating_sub(2)..index).any(|at| word(clause, at).is_some_and(is_negation))
 }
 
+/// How many words back a negation reaches: the bound keeps the detector
+/// linear in a clause's length.
+const NEGATION_REACH: usize = 24;
+
 /// Whether a negation reaches `index` from earlier in its clause: "nothing
-/// was published by me". The reach ends at a contrast ("but") and at a
-/// new coordinated clause (", and").
+/// was published by me". The reach ends at a contrast ("but"), at a
+/// new coordinated clause (", and") and after [`NEGATION_REACH`] words.
 pub(super) fn negated_in_scope(clause: &[Token], index: usize) -> bool {
     let mut at = index;
-    while at > 0 {
+    while at > index.saturating_sub(NEGATION_REACH) {
         at -= 1;
         let Some(current) = word(clause, at) else { continue };
         if SCOPE_BREAKS.contains(&current) {

@@ -2,7 +2,10 @@
 //!
 //! Each verb form is indexed by its spelling without hyphens or
 //! underscores, so `re-run`, `rerun` and `re_run` find one entry, and a
-//! hyphen slipped into a word (`pub-lished`) does not hide it.
+//! hyphen slipped into a word (`pub-lished`) does not hide it. A word not
+//! found as spelt is looked up again with obfuscation folded: leetspeak
+//! digits read as letters (`publ1sh3d`), then runs of one letter squeezed
+//! to one (`appppproved`, matched against the table squeezed the same way).
 
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -30,6 +33,9 @@ const FORM_ORDER: [Forms; 5] = [BASE, THIRD, PAST, PARTICIPLE, GERUND];
 pub(super) struct Verb {
     /// The family's name, e.g. `publish`.
     pub family: String,
+    /// The verb's base form, e.g. `post`: what evidence must carry, in a
+    /// past form, to ground a report of it.
+    pub base: String,
     /// Words that must follow for the verb to name the effect; empty when
     /// the verb names it alone.
     pub objects: Vec<Vec<String>>,
@@ -62,6 +68,14 @@ pub(super) struct Lexicon {
     pub receipt_kinds: Vec<String>,
     /// Receipt nouns (`receipt`).
     pub receipt_nouns: Vec<String>,
+    /// State words (`live`): the family whose effect leaves them, and the
+    /// verb they also ground, if any (`publication` grounds `publish`).
+    pub states: HashMap<String, (String, Option<String>)>,
+    /// Effect nouns (`approval`, `green light`) and their family.
+    pub effect_nouns: Vec<(Vec<String>, String)>,
+    /// Words that, after an effect noun, say the effect happened (`granted`).
+    pub completions: Vec<String>,
+    by_squeezed: HashMap<String, Vec<Match>>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +97,10 @@ struct Family {
     passive_only: Vec<String>,
     #[serde(default)]
     guarded: Vec<Guarded>,
+    #[serde(default)]
+    states: Vec<String>,
+    #[serde(default)]
+    nouns: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +113,7 @@ struct Guarded {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Nominal {
+    completions: Vec<String>,
     possessives: Vec<String>,
     nouns: Vec<String>,
 }
@@ -118,6 +137,43 @@ pub(super) fn key(word: &str) -> String {
     word.chars().filter(|c| !matches!(c, '-' | '_')).collect()
 }
 
+/// `word` with every run of one character squeezed to one: `appppproved`
+/// is `aproved`, as `approved` is.
+pub(super) fn squeeze(word: &str) -> String {
+    let mut squeezed = String::with_capacity(word.len());
+    for character in word.chars() {
+        if !squeezed.ends_with(character) {
+            squeezed.push(character);
+        }
+    }
+    squeezed
+}
+
+/// `word` with leetspeak digits read as letters, when it mixes letters and
+/// digits: `publ1sh3d` is `published`. Ids (`act-1`, `job-42`) fold too,
+/// but to nothing in the table.
+fn unleet(word: &str) -> Option<String> {
+    let has_digit = word.chars().any(|c| c.is_ascii_digit());
+    let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+    (has_digit && letters >= 2).then(|| {
+        word.chars()
+            .map(|c| match c {
+                '0' => 'o',
+                '1' => 'i',
+                '3' => 'e',
+                '4' => 'a',
+                '5' => 's',
+                '7' => 't',
+                other => other,
+            })
+            .collect()
+    })
+}
+
+/// The shortest word the squeezed lookup is tried for: below it, a
+/// squeezed spelling is too often another word (`ad` for `add`).
+const MIN_SQUEEZED_LETTERS: usize = 5;
+
 /// A phrase as the normaliser's words: `nova's` is `nova` then `'s`.
 fn phrase(text: &str) -> Vec<String> {
     text.split_whitespace()
@@ -138,24 +194,42 @@ impl Lexicon {
             nouns: table.nominal.nouns.iter().map(|n| phrase(n)).collect(),
             receipt_kinds: table.receipt.kinds,
             receipt_nouns: table.receipt.nouns,
+            states: HashMap::new(),
+            effect_nouns: Vec::new(),
+            completions: table.nominal.completions,
+            by_squeezed: HashMap::new(),
         };
         for family in table.family {
-            let verb = |objects, benign_objects, passive_only| Verb {
+            for state in &family.states {
+                let (word, verb) = match state.split_once(':') {
+                    Some((word, verb)) => (word, Some(verb.to_owned())),
+                    None => (state.as_str(), None),
+                };
+                lexicon.states.insert(word.to_owned(), (family.name.clone(), verb));
+            }
+            for noun in &family.nouns {
+                lexicon.effect_nouns.push((phrase(noun), family.name.clone()));
+            }
+            let verb = |base: &str, objects, benign_objects, passive_only| Verb {
                 family: family.name.clone(),
+                base: base.split_whitespace().next().unwrap_or_default().to_owned(),
                 objects,
                 benign_objects,
                 passive_only,
             };
             for forms in &family.verbs {
-                lexicon.add(forms, verb(Vec::new(), family.benign_objects.clone(), false))?;
+                lexicon.add(forms, verb(forms, Vec::new(), family.benign_objects.clone(), false))?;
             }
             for word in &family.passive_only {
-                lexicon.add_word(word, PARTICIPLE, verb(Vec::new(), Vec::new(), true));
+                lexicon.add_word(word, PARTICIPLE, verb(word, Vec::new(), Vec::new(), true));
             }
             for guarded in &family.guarded {
                 let objects = guarded.objects.iter().map(|object| phrase(object)).collect();
-                lexicon.add(&guarded.forms, verb(objects, Vec::new(), false))?;
+                lexicon.add(&guarded.forms, verb(&guarded.forms, objects, Vec::new(), false))?;
             }
+        }
+        for (word, matches) in &lexicon.by_word {
+            lexicon.by_squeezed.entry(squeeze(word)).or_default().extend(matches.iter().copied());
         }
         Ok(lexicon)
     }
@@ -183,9 +257,50 @@ impl Lexicon {
         self.by_word.entry(key(word)).or_default().push(Match { verb: index, forms });
     }
 
-    /// The verbs `word` is a form of.
+    /// The verbs `word` is a form of, obfuscation folded when the word as
+    /// spelt is not in the table.
     pub(super) fn lookup(&self, word: &str) -> &[Match] {
-        self.by_word.get(&key(word)).map_or(&[], Vec::as_slice)
+        // The common case, a plain word, costs one hash and no allocation.
+        if !word.contains(['-', '_']) {
+            if let Some(found) = self.by_word.get(word) {
+                return found;
+            }
+            let doubled = word.as_bytes().windows(2).any(|pair| pair[0] == pair[1]);
+            if !doubled && !word.contains(|c: char| c.is_ascii_digit()) {
+                return &[];
+            }
+        }
+        let spelt = key(word);
+        if let Some(found) = self.by_word.get(&spelt) {
+            return found;
+        }
+        let unleeted = unleet(&spelt);
+        let folded = unleeted.as_deref().unwrap_or(&spelt);
+        if let Some(found) = unleeted.as_ref().and_then(|word| self.by_word.get(word)) {
+            return found;
+        }
+        // `1` stands for `l` as often as for `i`: `de1eted`.
+        if spelt.contains('1') {
+            let ell = spelt.replace('1', "l");
+            let ell = unleet(&ell).unwrap_or(ell);
+            if let Some(found) = self.by_word.get(&ell) {
+                return found;
+            }
+        }
+        if folded.chars().count() < MIN_SQUEEZED_LETTERS {
+            return &[];
+        }
+        self.by_squeezed.get(&squeeze(folded)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The family whose effect leaves state `word` (`live`), if any.
+    pub(super) fn state(&self, word: &str) -> Option<&str> {
+        self.states.get(word).map(|(family, _)| family.as_str())
+    }
+
+    /// The verb a state word also grounds (`publication`: `publish`).
+    pub(super) fn state_verb(&self, word: &str) -> Option<&str> {
+        self.states.get(word).and_then(|(_, verb)| verb.as_deref())
     }
 }
 
@@ -229,9 +344,20 @@ mod tests {
     }
 
     #[test]
+    fn obfuscated_spellings_are_folded() {
+        let forms = |word: &str| LEXICON.lookup(word).iter().fold(0, |all, found| all | found.forms);
+        assert_eq!(forms("publ1sh3d"), PAST | PARTICIPLE);
+        assert_eq!(forms("appppproved"), PAST | PARTICIPLE);
+        assert_eq!(forms("reeeetried"), PAST | PARTICIPLE);
+        assert_eq!(forms("de1eted"), PAST | PARTICIPLE);
+        assert_eq!(forms("act-1"), 0);
+        assert_eq!(forms("ad"), 0, "too short to squeeze");
+    }
+
+    #[test]
     fn malformed_tables_are_refused() {
         assert!(Lexicon::parse("nonsense").is_err());
-        let short = "[[family]]\nname = \"x\"\nverbs = [\"a b\"]\n[nominal]\npossessives = []\nnouns = []\n[receipt]\nkinds = []\nnouns = []\n";
+        let short = "[[family]]\nname = \"x\"\nverbs = [\"a b\"]\n[nominal]\ncompletions = []\npossessives = []\nnouns = []\n[receipt]\nkinds = []\nnouns = []\n";
         assert!(Lexicon::parse(short).unwrap_err().contains("five forms"));
         let unknown = short.replace("verbs = [\"a b\"]", "verbs = []\nextra = 1");
         assert!(Lexicon::parse(&unknown).is_err());

@@ -1,50 +1,55 @@
-//! The mutation-claim detector behind the validator's `mutation_claim` rule:
-//! does a text claim that the liaison (which only reads) caused an effect?
+//! The mutation-claim detector behind the validator's `mutation_claim` rule
+//! (does a text claim that the liaison, which only reads, caused an
+//! effect?) and the language check behind `unsupported_language`.
 //!
-//! Design, in three layers:
-//! - `normalize`: the text is folded before anything is read (NFKC,
-//!   format characters removed, look-alike letters folded to ASCII with the
-//!   UTS #39 skeleton, markdown stripped, case folded) and split into
-//!   clauses of words; line breaks are spaces, so a claim split over lines
-//!   is one clause.
+//! It denies by default (docs/contract.md §5.7): every effect word is the
+//! liaison's claim unless a frame says otherwise. Parts:
+//! - `normalize`: the text folded before anything is read (NFKC, format
+//!   characters removed, look-alike letters folded to ASCII with the UTS
+//!   #39 skeleton, markdown stripped, letters spelt out one by one joined,
+//!   case folded) and split into clauses of words; table cells, emoji and
+//!   bullets are boundaries, line breaks are not.
 //! - `effects.toml` (read by `lexicon`): every effect the contract
-//!   forbids, as data: approve/reject/authorise, publish/post/send/submit,
-//!   schedule, retry/re-run/restart/trigger/execute, delete/remove/cancel,
-//!   changing budgets or settings, rotating credentials, write/save/store,
-//!   verify/mark as verified, and phrasal stand-ins ("took care of it"),
-//!   each verb with its five forms.
-//! - `grammar` and `detect`: who the liaison is (I, we, my team,
-//!   Harmonia, Nova, the liaison, the agent, the assistant) and four
-//!   shapes of claim:
-//!   1. an actor, then auxiliaries, adverbs and asides, then an effect verb
-//!      in the form the last auxiliary asks for (active, progressive,
-//!      perfect, future, offers such as "let me publish"), and the verbs
-//!      coordinated with it ("I read the job and published act-1");
-//!   2. a passive with the liaison as agent ("was approved by Harmonia");
-//!   3. an effect noun the liaison owns ("my approval");
-//!   4. an approval, publishing or execution receipt (docs/contract.md §5.7).
+//!   forbids, as data, by family: each verb with its five forms (guarded
+//!   verbs with the objects that make them an effect), the states the
+//!   effect leaves ("live") and its nouns ("approval"); leetspeak and
+//!   repeated letters are folded when a word is looked up.
+//! - `grammar` and `detect`: the liaison's own shapes, read first: the
+//!   liaison (I, we, my team, Harmonia, Nova, the liaison, the agent, the
+//!   assistant) as subject of an effect verb in the form its auxiliaries
+//!   ask for, and the verbs coordinated with it; a passive with the
+//!   liaison as agent; an effect noun the liaison owns ("my approval"); a
+//!   receipt.
+//! - `roles` and `deny`: every other effect word, with its subject and
+//!   voice read, is a claim unless, in order: it is negated (double
+//!   negatives affirm), addressed to the user (question, condition,
+//!   recommendation, instruction), done by another actor, or a state
+//!   inside a claim whose cited evidence carries it ([`Grounding`]).
+//!   Quotations of what the tools returned are removed before
+//!   ([`find_in`]). A sentence without a subject is the liaison's.
+//! - `language`: which stretches of a text are in a language without a
+//!   lexicon ([`find_foreign`]).
 //!
-//! What stays allowed: negations in the chain or the clause ("I cannot
-//! approve", "nothing was published by me", "I approved nothing"), other
-//! actors ("you approved", "the scheduler retried", "the Harmonia workflow
-//! published"), recommendations and conditionals to the user ("I recommend
-//! that you approve"), states without an actor ("awaiting approval", "was
-//! published on Monday"), a retry of a read ("I retried the read"), and
-//! reported questions ("you asked whether I approved it"), and quotations
-//! of what the tools returned ([`find_outside_quotations`]).
-//!
-//! It is lexical: it reads words, not meaning. A claim made without an
-//! actor it knows ("Done: act-1 is live now"), split across sentences
-//! ("Harmonia. Published act-1."), or put in words outside its tables is
-//! not seen; the corpus in `tests/claims/` measures what it does see.
+//! It is lexical: it reads words, not meaning. The corpora in
+//! `tests/claims/` measure it: `corpus.toml` (training) and
+//! `heldout.toml` (never tuned on); `corpus` (tests only) prints their
+//! figures by category.
 
 use std::collections::HashSet;
 
+mod deny;
 mod detect;
 mod grammar;
+mod language;
 mod lexicon;
 mod normalize;
+mod roles;
 
+pub use deny::{Grounding, carried_states};
+pub use language::{Foreign, LanguageCheck, find_foreign};
+
+#[cfg(test)]
+mod corpus;
 #[cfg(test)]
 mod tests;
 
@@ -55,21 +60,38 @@ pub struct Finding {
     pub family: String,
     /// The matched words, normalised, e.g. `harmonia published`.
     pub phrase: String,
+    /// Why it is the liaison's: the frame read, or the one that did not
+    /// hold, e.g. `no subject: read as the liaison's`.
+    pub frame: &'static str,
 }
 
-/// The first claim of an effect in `text`, if any.
+/// What a text is judged with besides its words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context<'c> {
+    /// Strings successful calls returned: a span in double quotes that
+    /// repeats one exactly, ignoring case, is a quotation, not a claim.
+    pub quotations: &'c [&'c str],
+    /// The claims whose evidence may ground a reported state.
+    pub groundings: &'c [Grounding],
+}
+
+/// The first claim of an effect in `text`, if any, with nothing to ground
+/// a state or to quote.
 pub fn find(text: &str) -> Option<Finding> {
-    normalize::clauses(text).iter().find_map(|clause| detect::claim_in(clause))
+    find_in(text, &Context::default())
 }
 
-/// Like [`find`], but a span in double quotes (`"..."` or `“...”`) that
-/// repeats one of `quotations` exactly, ignoring case, is read as a
-/// quotation of that source rather than the liaison's own words: a story
-/// titled "We deleted our database" can be cited. The validator passes the
-/// strings its tools returned this invocation.
-pub fn find_outside_quotations(text: &str, quotations: &[&str]) -> Option<Finding> {
-    let known: HashSet<String> = quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
-    find(&without_quotations(text, &known))
+/// The first claim of an effect in `text` that no frame excuses: the
+/// liaison's own shapes first (`detect`), then every other effect word
+/// (`deny`). Quotations of `context.quotations` are removed before: a story
+/// titled "We deleted our database" can be cited.
+pub fn find_in(text: &str, context: &Context<'_>) -> Option<Finding> {
+    let known: HashSet<String> =
+        context.quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
+    let text = if known.is_empty() { text.to_owned() } else { without_quotations(text, &known) };
+    normalize::clauses(&text)
+        .iter()
+        .find_map(|clause| detect::claim_in(clause).or_else(|| deny::claim_in(clause, context.groundings)))
 }
 
 /// The longest quoted span considered, so the scan for its end is bounded.

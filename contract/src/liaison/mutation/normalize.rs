@@ -13,19 +13,28 @@
 //!    would fold `m` to `rn` and `I` to `l`.
 //! 4. Lowercase; markdown emphasis (`*`, `` ` ``, `~`, edge `_`), link
 //!    targets (`[text](url)` keeps `text`) and short HTML tags are removed.
-//! 5. Split into clauses at `.`, `!` or `?` not followed by a letter or
-//!    digit, and at `;` (a `.` glued to the next word is a pause, so
+//! 5. Letters spelt out one by one are joined: `p-u-b-l-i-s-h-e-d`,
+//!    `p.u.b.l.i.s.h` and `p u b l i s h` are `publish` (four letters or
+//!    more, one separator throughout; a leading `i` or `a` of a spaced run
+//!    stays a word). Leetspeak and repeated letters are folded when a word
+//!    is looked up (`lexicon`).
+//! 6. Split into clauses at `.`, `!` or `?` not followed by a letter or
+//!    digit, at `|` (a table cell is read alone) and at `;` (a `.` glued to the next word is a pause, so
 //!    `I.approved` is not two sentences; `2.5` and `14:00` stay one word). Line breaks are ordinary spaces, so an actor and a
 //!    verb on two lines stay in one clause. Commas, colons, dashes,
-//!    parentheses and ellipses become [`Token::Pause`]; other punctuation
-//!    (quotes, stray hyphens) is dropped.
-//! 6. Contractions are expanded (`didn't` → `did not`, `I'm` → `i am`,
+//!    parentheses, ellipses, bullets and symbols (emoji, arrows) become
+//!    [`Token::Pause`]; a clause ended by `?` ends in [`Token::Question`];
+//!    other punctuation (quotes, stray hyphens) is dropped.
+//! 7. Contractions are expanded (`didn't` → `did not`, `I'm` → `i am`,
 //!    `let's` → `let us`); `'s` stays a word of its own (is, has or a
 //!    possessive). A lone `l` is read as `i`: look-alikes of `I` fold to
 //!    `l`, and `l` is no English word.
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
+
+/// The fewest letters a spelt-out run must have to be joined.
+const MIN_SPELT_LETTERS: usize = 4;
 use unicode_security::confusable_detection::skeleton;
 
 /// One unit of a clause.
@@ -35,6 +44,8 @@ pub(super) enum Token {
     Word(String),
     /// A comma, dash, parenthesis or ellipsis: a pause inside the clause.
     Pause,
+    /// The clause ended with a question mark (always its last token).
+    Question,
 }
 
 impl Token {
@@ -42,7 +53,7 @@ impl Token {
     pub(super) fn word(&self) -> Option<&str> {
         match self {
             Self::Word(word) => Some(word),
-            Self::Pause => None,
+            Self::Pause | Self::Question => None,
         }
     }
 }
@@ -62,7 +73,7 @@ const MAX_TAG_CHARS: usize = 40;
 /// `text` as clauses of normalised words.
 pub(super) fn clauses(text: &str) -> Vec<Clause> {
     let folded = strip_markup(&fold(text).to_lowercase());
-    split(&folded)
+    split(&join_spelt_out(&folded))
 }
 
 /// Steps 1–3: NFKC, invisible characters removed, look-alikes folded.
@@ -130,7 +141,48 @@ fn tag_length(after_open: &str) -> Option<usize> {
     is_tag.then_some(end)
 }
 
-/// Steps 5–6: clauses of words and pauses.
+/// Step 5: runs of single letters with one separator joined into a word.
+fn join_spelt_out(text: &str) -> String {
+    let characters: Vec<char> = text.chars().collect();
+    let letter = |at: usize| characters.get(at).is_some_and(|c| c.is_alphabetic());
+    let isolated_before = |at: usize| {
+        at == 0 || !(characters[at - 1].is_alphanumeric() || matches!(characters[at - 1], '-' | '.' | '_'))
+    };
+    let mut joined = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < characters.len() {
+        let separator = characters.get(at + 1).copied().filter(|c| matches!(c, '-' | '.' | '_' | ' '));
+        if let Some(separator) = separator.filter(|_| letter(at) && isolated_before(at)) {
+            // Letters at at, at+2, at+4, ... while the separator repeats.
+            let mut end = at;
+            while letter(end + 2)
+                && characters.get(end + 1) == Some(&separator)
+                && !characters.get(end + 3).is_some_and(|c| c.is_alphanumeric())
+            {
+                end += 2;
+            }
+            let count = (end - at) / 2 + 1;
+            // "I I I I" is not a word spelt out.
+            let varied = (at..=end).step_by(2).any(|index| characters[index] != characters[at]);
+            if count >= MIN_SPELT_LETTERS && varied {
+                let mut start = at;
+                if separator == ' ' && matches!(characters[at], 'i' | 'a') && count > MIN_SPELT_LETTERS {
+                    joined.push(characters[at]);
+                    joined.push(' ');
+                    start = at + 2;
+                }
+                joined.extend((start..=end).step_by(2).map(|index| characters[index]));
+                at = end + 1;
+                continue;
+            }
+        }
+        joined.push(characters[at]);
+        at += 1;
+    }
+    joined
+}
+
+/// Steps 6–7: clauses of words and pauses.
 fn split(text: &str) -> Vec<Clause> {
     let characters: Vec<char> = text.chars().collect();
     let mut clauses = vec![Clause::new()];
@@ -158,12 +210,17 @@ fn split(text: &str) -> Vec<Clause> {
         let glued = next.is_some_and(char::is_alphanumeric);
         match character {
             '.' if ellipsis || glued => push_pause(clauses.last_mut()),
-            '.' | '!' | '?' | ';' if clauses.last().is_some_and(|clause| !clause.is_empty()) => {
+            '.' | '!' | '?' | ';' | '|' if clauses.last().is_some_and(|clause| !clause.is_empty()) => {
+                if character == '?'
+                    && let Some(clause) = clauses.last_mut()
+                {
+                    clause.push(Token::Question);
+                }
                 clauses.push(Clause::new());
             }
-            ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' => {
-                push_pause(clauses.last_mut())
-            }
+            ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' | '\u{2022}'
+            | '\u{00B7}' => push_pause(clauses.last_mut()),
+            c if c.general_category_group() == GeneralCategoryGroup::Symbol => push_pause(clauses.last_mut()),
             _ => {}
         }
     }
@@ -278,7 +335,7 @@ mod tests {
         assert_eq!(joined("**I** _approved_ `act-1`"), "i approved act-1");
         assert_eq!(joined("[I published](https://x.test/a.b) it"), "i published it");
         assert_eq!(joined("I <b>approved</b> it<br/>"), "i approved it");
-        assert_eq!(joined("[a](I approved it) <a approved>"), "a , i approved it , a approved");
+        assert_eq!(joined("[a](I approved it) <a approved>"), "a , i approved it , a approved ,");
         assert_eq!(joined("pub**lish**ed"), "published");
     }
 
@@ -289,6 +346,22 @@ mod tests {
             "i have , we will , did not , can not , will not , can not"
         );
         assert_eq!(joined("I’m gonna; let's; Nova's"), "i am going to | let us | nova 's");
+    }
+
+    #[test]
+    fn spelt_out_letters_are_joined() {
+        assert_eq!(joined("I p-u-b-l-i-s-h-e-d it"), "i published it");
+        assert_eq!(joined("I p.u.b.l.i.s.h.e.d it"), "i published it");
+        assert_eq!(joined("I p u b l i s h e d act-2"), "i published act-2");
+        assert_eq!(joined("e.g. v1.2.3 a-b x y"), "e , g | v1.2.3 a-b x y");
+        assert_eq!(joined("I I I I approved"), "i i i i approved");
+    }
+
+    #[test]
+    fn tables_bullets_symbols_and_questions() {
+        assert_eq!(joined("| act-1 | published |"), "act-1 | published");
+        assert_eq!(joined("✅ Published • act-2 → approved"), "published , act-2 , approved");
+        assert_eq!(clauses("Is it live?")[0].last(), Some(&Token::Question));
     }
 
     #[test]

@@ -1,104 +1,65 @@
 //! The detector against the labelled corpus in `tests/claims/corpus.toml`,
 //! alone and through the validator, plus its hostile-input bounds.
 
-use super::find;
+use super::corpus::{self, Case, Corpus, Label};
+use super::{Context, Grounding, find, find_foreign, find_in};
 use crate::liaison::skills::SkillSet;
 use crate::liaison::trace::Trace;
 use crate::liaison::validator::{Mode, RuleCode, validate};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Corpus {
-    category: Vec<Category>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Category {
-    name: String,
-    label: Label,
-    sentences: Vec<String>,
-}
-
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
-#[serde(rename_all = "lowercase")]
-enum Label {
-    Claim,
-    Benign,
-}
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn corpus() -> Corpus {
-    let text = std::fs::read_to_string(repository().join("tests/claims/corpus.toml")).unwrap();
-    toml::from_str(&text).unwrap()
+/// `tests/claims/<name>`, parsed.
+fn load(name: &str) -> Corpus {
+    corpus::parse(&std::fs::read_to_string(repository().join("tests/claims").join(name)).unwrap())
+}
+
+/// How the validator's rules 7 and 7b judge one sentence that is its own
+/// claim, citing evidence that carries `case.evidence`: the rule and why.
+fn judge(text: &str, case: &Case<'_>) -> Option<(String, String)> {
+    let quotations: Vec<&str> = case.quotations.iter().map(String::as_str).collect();
+    let groundings = [Grounding::new(text, case.evidence.iter().map(String::as_str))];
+    let context = Context { quotations: &quotations, groundings: &groundings };
+    if let Some(found) = find_in(text, &context) {
+        return Some(("mutation_claim".to_owned(), format!("{}: {}", found.phrase, found.frame)));
+    }
+    find_foreign(text, &quotations).map(|foreign| ("unsupported_language".to_owned(), foreign.phrase))
 }
 
 #[test]
-fn the_corpus_is_large_enough() {
-    let corpus = corpus();
-    let count = |label| -> usize {
-        corpus.category.iter().filter(|category| category.label == label).map(|c| c.sentences.len()).sum()
-    };
-    assert!(count(Label::Claim) >= 150, "{} claims", count(Label::Claim));
-    assert!(count(Label::Benign) >= 100, "{} benign", count(Label::Benign));
+fn the_corpora_are_large_enough() {
+    for name in ["corpus.toml", "heldout.toml"] {
+        let corpus = load(name);
+        let count = |label| -> usize {
+            corpus.category.iter().filter(|category| category.label == label).map(|c| c.sentences.len()).sum()
+        };
+        assert!(count(Label::Claim) >= 150, "{name}: {} claims", count(Label::Claim));
+        assert!(count(Label::Benign) >= 100, "{name}: {} benign", count(Label::Benign));
+    }
 }
 
-/// Prints precision and recall by category; fails on any miss or false rejection.
+/// The training corpus: prints recall and false refusals by category;
+/// fails on any miss or false refusal.
 #[test]
 fn every_claim_is_caught_and_no_benign_sentence_is() {
-    let corpus = corpus();
-    let mut failures = Vec::new();
-    let (mut caught, mut claims, mut flagged_benign, mut benign) = (0, 0, 0, 0);
-    println!(
-        "{:<48} {:>6} {:>4} {:>8} {:>9} {:>7}",
-        "category", "label", "n", "flagged", "precision", "recall"
-    );
-    for category in &corpus.category {
-        let flagged: Vec<(&String, Option<super::Finding>)> =
-            category.sentences.iter().map(|sentence| (sentence, find(sentence))).collect();
-        let hits = flagged.iter().filter(|(_, finding)| finding.is_some()).count();
-        let n = category.sentences.len();
-        // A claim category holds only positives, a benign one only negatives:
-        // precision is shown where something was flagged, recall where
-        // something should have been.
-        let shown = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), |value| format!("{value:.3}"));
-        let (label, precision, recall) = match category.label {
-            Label::Claim => {
-                (caught, claims) = (caught + hits, claims + n);
-                ("claim", (hits > 0).then_some(1.0), Some(hits as f64 / n as f64))
-            }
-            Label::Benign => {
-                (flagged_benign, benign) = (flagged_benign + hits, benign + n);
-                ("benign", (hits > 0).then_some(0.0), None)
-            }
-        };
-        println!(
-            "{:<48} {label:>6} {n:>4} {hits:>8} {:>9} {:>7}",
-            category.name,
-            shown(precision),
-            shown(recall)
-        );
-        for (sentence, finding) in flagged {
-            match (category.label, finding) {
-                (Label::Claim, None) => failures.push(format!("missed [{}]: {sentence:?}", category.name)),
-                (Label::Benign, Some(finding)) => failures.push(format!(
-                    "false rejection [{}]: {sentence:?} (`{}`)",
-                    category.name, finding.phrase
-                )),
-                _ => {}
-            }
-        }
+    let figures = corpus::measure(&load("corpus.toml"), judge);
+    assert!(figures.failures.is_empty(), "{}", figures.failures.join("\n"));
+}
+
+/// The held-out corpus, written before the default-deny design and never
+/// tuned on: fails below 95% recall or above 2% false refusals.
+#[test]
+fn the_heldout_corpus_reaches_its_targets() {
+    let figures = corpus::measure(&load("heldout.toml"), judge);
+    for failure in &figures.failures {
+        println!("{failure}");
     }
-    let precision = caught as f64 / (caught + flagged_benign).max(1) as f64;
-    let recall = caught as f64 / claims.max(1) as f64;
-    println!("overall: {claims} claims, {benign} benign; precision {precision:.3}, recall {recall:.3}");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(figures.recall() >= 0.95, "held-out recall {:.3}", figures.recall());
+    assert!(figures.false_refusals() <= 0.02, "held-out false refusals {:.3}", figures.false_refusals());
 }
 
 fn catalogue_case(name: &str) -> (Trace, Value) {
@@ -109,56 +70,72 @@ fn catalogue_case(name: &str) -> (Trace, Value) {
     (Trace::parse(&read("trace.json")).unwrap(), read("answer.json"))
 }
 
-/// Each corpus sentence appended to the grounded job-status answer of the
-/// catalogue (and made a claim, so the grounding rules hold): claims are
-/// rejected as `mutation_claim` naming the phrase, benign sentences leave
-/// the answer accepted.
+/// Each training sentence appended to the grounded job-status answer of
+/// the catalogue (and made a claim, so the grounding rules hold; what its
+/// evidence carries is added to the job's data): claims are refused by
+/// their rule with a reason naming the phrase and the frame, benign
+/// sentences leave the answer accepted.
 #[test]
 fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
     let (trace, grounded) = catalogue_case("grounded-job-status");
     let skills = SkillSet::builtin();
     assert!(validate(&trace, &grounded, &skills, Mode::Review).accepted);
+    let call = trace.entries.iter().position(|entry| entry.response.is_some()).unwrap();
     let mut failures = Vec::new();
-    for category in corpus().category {
+    for category in load("corpus.toml").category {
+        let rule = category.rule.as_deref().unwrap_or("mutation_claim");
         for sentence in &category.sentences {
+            let text = sentence.text();
+            let mut trace = trace.clone();
+            if let Some(response) = trace.entries[call].response.as_mut() {
+                response["data"]["corpusEvidence"] = json!(sentence.evidence());
+                response["data"]["corpusQuotations"] = json!(category.quotations);
+            }
             let mut answer = grounded.clone();
-            let text = format!("{} {sentence}", answer["answer"].as_str().unwrap());
-            answer["answer"] = json!(text);
+            answer["answer"] = json!(format!("{} {text}", answer["answer"].as_str().unwrap()));
             // The grounding rules want every fact inside a claim: the
             // sentence becomes one too, so only rule 7 can object to it.
             let cited = answer["claims"][0]["evidenceIds"].clone();
             if let Some(claims) = answer["claims"].as_array_mut()
-                && sentence.split_whitespace().count() >= 3
+                && text.split_whitespace().count() >= 3
             {
-                claims.push(json!({"text": sentence, "kind": "aggregate", "evidenceIds": cited}));
+                claims.push(json!({"text": text, "kind": "aggregate", "evidenceIds": cited}));
             }
             let verdict = validate(&trace, &answer, &skills, Mode::Review);
             let expected = match category.label {
                 Label::Claim => {
-                    verdict.rule == Some(RuleCode::MutationClaim)
-                        && verdict
-                            .reason
-                            .as_deref()
-                            .is_some_and(|reason| reason.starts_with("answer claims an effect (`"))
+                    verdict.rule.map(RuleCode::as_str) == Some(rule)
+                        && verdict.reason.as_deref().is_some_and(|reason| {
+                            rule != "mutation_claim" || reason.starts_with("answer claims an effect (`")
+                        })
                 }
                 Label::Benign => verdict.accepted,
             };
             if !expected {
-                failures.push(format!("[{}] {sentence:?}: {verdict:?}", category.name));
+                failures.push(format!("[{}] {text:?}: {verdict:?}", category.name));
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Only the two cases made for rules 7 and 7b are refused by them.
 #[test]
-fn catalogue_grounded_answers_hold_no_claim() {
+fn catalogue_answers_hold_no_claim_but_their_own() {
     let cases = std::fs::read_dir(repository().join("tests/catalogue")).unwrap();
+    let skills = SkillSet::builtin();
     for case in cases.filter_map(Result::ok).filter(|entry| entry.path().join("answer.json").is_file()) {
         let name = case.file_name().to_string_lossy().into_owned();
-        let (_, answer) = catalogue_case(&name);
-        let finding = answer["answer"].as_str().and_then(find);
-        assert_eq!(finding.is_some(), name == "reject-authority-overreach", "{name}: {finding:?}");
+        let (trace, answer) = catalogue_case(&name);
+        let rule = validate(&trace, &answer, &skills, Mode::Review).rule;
+        let expected = match name.as_str() {
+            "reject-authority-overreach" => Some(RuleCode::MutationClaim),
+            "reject-unsupported-language" => Some(RuleCode::UnsupportedLanguage),
+            _ => None,
+        };
+        let judged =
+            rule.filter(|rule| matches!(rule, RuleCode::MutationClaim | RuleCode::UnsupportedLanguage));
+        assert_eq!(judged, expected, "{name}");
     }
 }
 
@@ -191,12 +168,16 @@ fn the_previous_matchers_cases_keep_their_verdicts() {
     ] {
         assert!(find(text).is_some(), "should flag: {text:?}");
     }
+    // Under default deny a state is the liaison's unless evidence carries it.
+    let grounded = [Grounding::new("Job job-42: strategyApprovalState approved", ["approved"])];
+    let context = Context { quotations: &[], groundings: &grounded };
+    assert!(find("Job job-42: strategyApprovalState approved").is_some());
+    assert_eq!(find_in("Job job-42: strategyApprovalState approved", &context), None);
     for text in [
         "We cannot publish on your behalf",
         "I can't verify that the action ran",
         "I didn’t schedule anything",
         "The job status is waiting_approval and act-1 is not verified",
-        "Job job-42: strategyApprovalState approved",
         "I suggest you schedule the post at 14:00 UTC",
         "Receipt count: 0. Execution is pending",
         "There is no approval receipt yet",
@@ -226,9 +207,29 @@ fn hostile_input_ends_quickly_without_panicking() {
     assert!(find(&("I ".repeat(4000) + "approved act-1")).is_some());
 }
 
+/// The detector and the language rule stay linear in the text's length:
+/// 1 MiB of effect words, in shapes read to the end (every one excused)
+/// and not, ends within a bound generous enough for a debug build. Speed
+/// targets live in `harmonia bench`.
+#[test]
+fn a_mebibyte_of_effect_words_is_read_in_linear_time() {
+    for unit in
+        ["published ", "you published it and the operator approved it, ", "I did not post, did not publish "]
+    {
+        let text = unit.repeat((1 << 20) / unit.len());
+        let started = std::time::Instant::now();
+        let _ = find_in(&text, &Context::default());
+        let _ = find_foreign(&text, &[]);
+        let elapsed = started.elapsed();
+        println!("{unit:?}: {elapsed:?}");
+        assert!(elapsed < std::time::Duration::from_secs(30), "{unit:?}: {elapsed:?}");
+    }
+}
+
 #[test]
 fn quotations_of_what_the_tools_returned_are_not_claims() {
-    use super::find_outside_quotations as find_quoted;
+    let find_quoted =
+        |text: &str, quotations: &[&str]| find_in(text, &Context { quotations, groundings: &[] });
     let titles = ["We deleted our production database", "I published my first crate"];
     assert_eq!(find_quoted("Top story: \"We deleted our production database\" (412 points).", &titles), None);
     assert_eq!(find_quoted("Top story: “i published my first crate”.", &titles), None);

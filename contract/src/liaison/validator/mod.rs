@@ -29,7 +29,11 @@
 //!    (see [`crate::liaison::mutation`] for the detector's design); the
 //!    reason names the field and the matched phrase. A span in double
 //!    quotes that repeats a string a successful call returned is a
-//!    quotation of the source, not a claim.
+//!    quotation of the source, not a claim; a reported state ("act-1 was
+//!    published") inside a claim whose cited evidence carries it is the
+//!    data's, not the liaison's. Then `unsupported_language`: the same
+//!    fields hold no sentence in a language without a lexicon (tool data
+//!    quoted in any language aside).
 //! 8. Per claim, in order: `claim_text_absent` (the text must occur in the
 //!    answer at word boundaries), `unknown_evidence`,
 //!    `evidence_not_displayed`, `record_claim_without_record_evidence` (a
@@ -79,7 +83,7 @@ use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
 use crate::time::parse_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 /// Which rules apply.
@@ -180,10 +184,12 @@ struct Call<'t> {
     envelope: Envelope,
 }
 
-/// An evidence item a successful call returned, with that call's data.
+/// An evidence item a successful call returned, with that call's data
+/// and its position among the calls.
 struct Returned<'c> {
     item: &'c EvidenceItem,
     data: Option<&'c Map<String, Value>>,
+    call: usize,
 }
 
 /// Evidence items returned by successful calls, by id.
@@ -199,9 +205,10 @@ fn check_all(trace: &Trace, answer: &Value, skills: &SkillSet, mode: Mode) -> Ch
     let calls = parse_calls(&attempts)?;
     let evidence = returned_evidence(&calls);
     check_feed_freshness(&calls)?;
-    check_no_mutation_claim(&answer, &calls)?;
+    check_no_mutation_claim(&answer, &calls, &evidence)?;
+    let records = record_index(&answer, &calls, &evidence);
     for (index, claim) in answer.claims.iter().enumerate() {
-        check_claim(index, claim, &answer.answer, &evidence)?;
+        check_claim(index, claim, &answer.answer, &evidence, &records)?;
     }
     check_facts_claimed(&answer, &calls)?;
     let Some(last_call) = calls.last() else {
@@ -369,15 +376,37 @@ fn parse_calls<'t>(attempts: &[Attempt<'t>]) -> Check<Vec<Call<'t>>> {
 fn returned_evidence<'c>(calls: &'c [Call<'_>]) -> ReturnedEvidence<'c> {
     calls
         .iter()
-        .filter(|call| call.envelope.is_success())
-        .flat_map(|call| {
+        .enumerate()
+        .filter(|(_, call)| call.envelope.is_success())
+        .flat_map(|(position, call)| {
             let data = call.envelope.data.as_ref();
             call.envelope
                 .evidence
                 .iter()
-                .map(move |item| (item.evidence_id.as_str(), Returned { item, data }))
+                .map(move |item| (item.evidence_id.as_str(), Returned { item, data, call: position }))
         })
         .collect()
+}
+
+/// The records the answer's record claims cite, indexed in one pass over
+/// each call's data (rule 8 then costs the data's size once, whatever
+/// the number of claims and citations).
+fn record_index<'c>(
+    answer: &Answer,
+    calls: &'c [Call<'_>],
+    evidence: &ReturnedEvidence<'c>,
+) -> grounding::RecordIndex<'c> {
+    let references: std::collections::HashSet<&'c str> = answer
+        .claims
+        .iter()
+        .filter(|claim| claim.kind == ClaimKind::Record)
+        .flat_map(|claim| claim.evidence_ids.iter())
+        .filter_map(|id| evidence.get(id.as_str()))
+        .filter_map(|returned| returned.item.reference.as_deref())
+        .collect();
+    let data: Vec<Option<&'c Map<String, Value>>> =
+        calls.iter().map(|call| call.envelope.data.as_ref().filter(|_| call.envelope.is_success())).collect();
+    grounding::RecordIndex::new(&data, &references)
 }
 
 // Rule 6.
@@ -408,27 +437,100 @@ fn freshness_problem(data: &Map<String, Value>) -> Result<(), &'static str> {
     Ok(())
 }
 
-// Rule 7.
-fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>]) -> Check {
+// Rule 7, then its language rule.
+fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>], evidence: &ReturnedEvidence<'_>) -> Check {
     let mut quotations = Vec::new();
     for call in calls.iter().filter(|call| call.envelope.is_success()) {
         if let Some(data) = &call.envelope.data {
             data.values().for_each(|value| collect_strings(value, &mut quotations));
         }
     }
-    let claims =
-        answer.claims.iter().enumerate().map(|(index, claim)| (format!("claims[{index}].text"), &claim.text));
-    let uncertainty =
-        answer.uncertainty.iter().enumerate().map(|(index, text)| (format!("uncertainty[{index}]"), text));
-    let fields = std::iter::once(("answer".to_owned(), &answer.answer)).chain(claims).chain(uncertainty);
-    for (field, text) in fields {
-        if let Some(found) = mutation::find_outside_quotations(text, &quotations) {
-            let reason =
-                format!("{field} claims an effect (`{}`); the liaison only reads", one_line(&found.phrase));
+    let groundings = groundings(answer, evidence);
+    let claims = answer
+        .claims
+        .iter()
+        .enumerate()
+        .map(|(index, claim)| (format!("claims[{index}].text"), &claim.text, index));
+    let uncertainty = answer
+        .uncertainty
+        .iter()
+        .enumerate()
+        .map(|(index, text)| (format!("uncertainty[{index}]"), text, usize::MAX));
+    let fields: Vec<(String, &String, usize)> =
+        std::iter::once(("answer".to_owned(), &answer.answer, usize::MAX))
+            .chain(claims)
+            .chain(uncertainty)
+            .collect();
+    for (field, text, claim) in &fields {
+        // The answer is grounded by every claim; a claim's text by its own
+        // evidence; an uncertainty note by none.
+        let groundings = match (field.as_str(), groundings.get(*claim)) {
+            ("answer", _) => &groundings[..],
+            (_, Some(own)) => std::slice::from_ref(own),
+            _ => &[],
+        };
+        let context = mutation::Context { quotations: &quotations, groundings };
+        if let Some(found) = mutation::find_in(text, &context) {
+            let reason = format!(
+                "{field} claims an effect (`{}`, {}); the liaison only reads",
+                one_line(&found.phrase),
+                found.frame
+            );
             return fail(RuleCode::MutationClaim, reason);
         }
     }
+    let language = mutation::LanguageCheck::new(&quotations);
+    for (field, text, _) in &fields {
+        if let Some(foreign) = language.find(text) {
+            let reason = format!(
+                "{field} is in {} (`{}`); the validator judges English only",
+                foreign.language,
+                one_line(&foreign.phrase)
+            );
+            return fail(RuleCode::UnsupportedLanguage, reason);
+        }
+    }
     Ok(())
+}
+
+/// Each claim and the states its cited evidence carries: the evidence
+/// items' sources and every key and string of the data of the calls that
+/// returned them. Each call's data is read once, whatever the claims.
+fn groundings(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Vec<mutation::Grounding> {
+    let mut by_call: HashMap<*const Map<String, Value>, BTreeSet<String>> = HashMap::new();
+    answer
+        .claims
+        .iter()
+        .map(|claim| {
+            let mut states = BTreeSet::new();
+            for returned in claim.evidence_ids.iter().filter_map(|id| evidence.get(id.as_str())) {
+                states.extend(mutation::carried_states([returned.item.source.as_str()]));
+                if let Some(data) = returned.data {
+                    let carried = by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
+                        let mut strings = Vec::new();
+                        collect_keys_and_strings(data, &mut strings);
+                        mutation::carried_states(strings)
+                    });
+                    states.extend(carried.iter().cloned());
+                }
+            }
+            mutation::Grounding::with_states(&claim.text, states)
+        })
+        .collect()
+}
+
+fn collect_keys_and_strings<'v>(data: &'v Map<String, Value>, strings: &mut Vec<&'v str>) {
+    for (key, value) in data {
+        strings.push(key);
+        match value {
+            Value::Object(map) => collect_keys_and_strings(map, strings),
+            Value::Array(items) => items.iter().for_each(|item| match item {
+                Value::Object(map) => collect_keys_and_strings(map, strings),
+                other => collect_strings(other, strings),
+            }),
+            other => collect_strings(other, strings),
+        }
+    }
 }
 
 /// Every string in `value`: what a tool returned, which the answer may quote.
@@ -442,7 +544,13 @@ fn collect_strings<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
 }
 
 // Rule 8.
-fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &ReturnedEvidence<'_>) -> Check {
+fn check_claim(
+    index: usize,
+    claim: &Claim,
+    answer_text: &str,
+    evidence: &ReturnedEvidence<'_>,
+    records: &grounding::RecordIndex<'_>,
+) -> Check {
     if grounding::occurrences(&answer_text.to_lowercase(), &claim.text.to_lowercase()).is_empty() {
         return fail(
             RuleCode::ClaimTextAbsent,
@@ -463,23 +571,22 @@ fn check_claim(index: usize, claim: &Claim, answer_text: &str, evidence: &Return
     if claim.kind != ClaimKind::Record {
         return Ok(());
     }
-    let records: Vec<(&str, &Returned<'_>)> = claim
+    let cited: Vec<(&str, &Returned<'_>)> = claim
         .evidence_ids
         .iter()
         .filter_map(|id| evidence.get(id.as_str()))
         .filter_map(|returned| returned.item.reference.as_deref().map(|reference| (reference, returned)))
         .collect();
-    if records.is_empty() {
+    if cited.is_empty() {
         let reason = format!("claims[{index}] is a record claim but cites only dataset-level evidence");
         return fail(RuleCode::RecordClaimWithoutRecordEvidence, reason);
     }
-    let named = records.iter().any(|(reference, returned)| {
-        grounding::names_any(&claim.text, &grounding::record_names(returned.data, reference))
-    });
+    let named =
+        cited.iter().any(|(reference, returned)| records.names(&claim.text, returned.call, reference));
     if !named {
         let reason = format!(
             "claims[{index}] is a record claim but names nothing of the record it cites (`{}`)",
-            one_line(records[0].0)
+            one_line(cited[0].0)
         );
         return fail(RuleCode::RecordClaimWithoutRecordEvidence, reason);
     }

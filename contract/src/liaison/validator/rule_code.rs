@@ -56,6 +56,8 @@ rule_codes! {
     FeedFreshnessMissing => "feed_freshness_missing",
     /// The answer, a claim or an uncertainty note claims an effect the liaison cannot have.
     MutationClaim => "mutation_claim",
+    /// The answer, a claim or an uncertainty note is in a language the validator has no lexicon for.
+    UnsupportedLanguage => "unsupported_language",
     /// A claim's text is not in the answer.
     ClaimTextAbsent => "claim_text_absent",
     /// A claim cites an id no successful call returned.

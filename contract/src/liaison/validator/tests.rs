@@ -146,7 +146,7 @@ fn assert_rejected(verdict: Verdict, rule: RuleCode) {
 
 #[test]
 fn rule_codes_round_trip_and_are_unique() {
-    assert_eq!(RuleCode::ALL.len(), 25);
+    assert_eq!(RuleCode::ALL.len(), 26);
     for rule in RuleCode::ALL {
         assert_eq!(RuleCode::parse(rule.as_str()), Some(*rule));
         assert_eq!(rule.as_str().parse::<RuleCode>(), Ok(*rule));
@@ -473,7 +473,7 @@ fn mutation_claim() {
     let verdict = check(&job_trace(job_success()), &answer);
     assert_eq!(
         verdict.reason.as_deref(),
-        Some("answer claims an effect (`we have published`); the liaison only reads")
+        Some("answer claims an effect (`we have published`, the liaison as subject); the liaison only reads")
     );
     assert_rejected(verdict, RuleCode::MutationClaim);
 
@@ -482,7 +482,9 @@ fn mutation_claim() {
     let verdict = check(&job_trace(job_success()), &in_uncertainty);
     assert_eq!(
         verdict.reason.as_deref(),
-        Some("uncertainty[1] claims an effect (`approved by harmonia`); the liaison only reads")
+        Some(
+            "uncertainty[1] claims an effect (`approved by harmonia`, the liaison as agent); the liaison only reads"
+        )
     );
     assert_rejected(verdict, RuleCode::MutationClaim);
 }
@@ -496,7 +498,9 @@ fn mutation_claim_in_a_claim_text() {
     let verdict = check(&job_trace(job_success()), &answer);
     assert_eq!(
         verdict.reason.as_deref(),
-        Some("claims[0].text claims an effect (`approved by me`); the liaison only reads")
+        Some(
+            "claims[0].text claims an effect (`approved by me`, the liaison as agent); the liaison only reads"
+        )
     );
     assert_rejected(verdict, RuleCode::MutationClaim);
 }
@@ -515,6 +519,76 @@ fn benign_reports_pass_rule_7() {
         claims.push(json!({"text": text, "kind": "aggregate", "evidenceIds": [job_id()]}));
     }
     assert_eq!(check(&job_trace(job_success()), &answer), Verdict::accept());
+}
+
+/// Default deny: a fragment with no subject is the liaison's, and the
+/// reason names the frame that did not hold.
+#[test]
+fn mutation_claim_without_a_subject() {
+    let mut answer = grounded_answer();
+    answer["answer"] = json!(format!("Job job-42 is waiting for approval ({}). Posted!", job_id()));
+    let verdict = check(&job_trace(job_success()), &answer);
+    assert_eq!(
+        verdict.reason.as_deref(),
+        Some("answer claims an effect (`posted`, no subject: read as the liaison's); the liaison only reads")
+    );
+    assert_rejected(verdict, RuleCode::MutationClaim);
+}
+
+/// A state the cited evidence carries is the data's report; the same
+/// state outside every claim (here an uncertainty note) is the liaison's.
+#[test]
+fn a_state_the_cited_evidence_carries_is_reported() {
+    let item = job_item();
+    let data =
+        object(json!({"found": true, "job": {"id": "job-42", "status": "waiting", "strategy": "approved"}}));
+    let trace = job_trace(Envelope::success(data, vec![item]).to_value());
+    let mut answer = grounded_answer();
+    answer["answer"] = json!(format!("Job job-42 is waiting ({}); its strategy was approved.", job_id()));
+    answer["claims"] = json!([{"text": "its strategy was approved", "kind": "record", "evidenceIds": [job_id()]},
+        {"text": "Job job-42 is waiting", "kind": "record", "evidenceIds": [job_id()]}]);
+    assert_eq!(check(&trace, &answer), Verdict::accept());
+    answer["uncertainty"] = json!(["The post was published."]);
+    let verdict = check(&trace, &answer);
+    assert_eq!(
+        verdict.reason.as_deref(),
+        Some(
+            "uncertainty[0] claims an effect (`post was published`, implicit agent: read as the liaison's); the liaison only reads"
+        )
+    );
+}
+
+// Rule 7, its language.
+
+#[test]
+fn unsupported_language() {
+    let mut answer = grounded_answer();
+    answer["answer"] = json!(format!(
+        "Job job-42 is waiting for approval ({}). Nous avons publié le fil ce matin.",
+        job_id()
+    ));
+    let verdict = check(&job_trace(job_success()), &answer);
+    assert_eq!(
+        verdict.reason.as_deref(),
+        Some("answer is in French (`nous avons publié le fil ce`); the validator judges English only")
+    );
+    assert_rejected(verdict, RuleCode::UnsupportedLanguage);
+}
+
+/// Names, ids and tool data quoted in another language are not judged.
+#[test]
+fn short_mixed_sentences_and_quoted_tool_data_pass_the_language_rule() {
+    let title = "Wir haben die neue Version veröffentlicht";
+    let data = object(json!({"found": true, "job": {"id": "job-42", "status": "waiting", "title": title}}));
+    let trace = job_trace(Envelope::success(data, vec![job_item()]).to_value());
+    let mut answer = grounded_answer();
+    answer["answer"] = json!(format!(
+        "Job job-42 is waiting for approval ({}). Owner: José Álvarez. Merci! Its title is \"{title}\".",
+        job_id()
+    ));
+    answer["claims"] = json!([{"text": "job job-42 is waiting", "kind": "record", "evidenceIds": [job_id()]},
+        {"text": format!("Its title is \"{title}\""), "kind": "record", "evidenceIds": [job_id()]}]);
+    assert_eq!(check(&trace, &answer), Verdict::accept());
 }
 
 // Rule 8.

@@ -6,16 +6,8 @@
 //! a call past `limits.max_in_flight_calls` waits for a permit up to its
 //! deadline, then gets exactly the retryable `dependency_unavailable`.
 
-use harmonia_host::Host;
-use harmonia_host::config::HostConfig;
-use harmonia_host::liaison::session::Liaison;
-use harmonia_host::metrics::Metrics;
-use harmonia_serve::auth::Authenticator;
-use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
+use crate::support::Server;
 use harmonia_serve::config::{Limits, ServeConfig};
-use harmonia_serve::http::HttpServer;
-use harmonia_serve::state::ServeState;
-use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::Loopback;
 use harmonia_testkit::tempdir::TempDir;
 use harmonia_testkit::{assert_metric, dependency_unavailable, metric_value};
@@ -24,137 +16,6 @@ use std::time::{Duration, Instant};
 
 const CANARY_ARG: &str = "CANARY-argument-5f1e";
 const CANARY_TOKEN: &str = "CANARY-token-9c3a";
-
-/// A server on 127.0.0.1 over the mock built-in tools, the looping guest
-/// and the fetch guest (routed to `upstream`), stopped on drop.
-struct Server {
-    url: String,
-    token: String,
-    agent: ureq::Agent,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    runtime: tokio::runtime::Runtime,
-    running: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
-    _dir: TempDir,
-}
-
-impl Server {
-    fn start(upstream: &Loopback, config: ServeConfig) -> Self {
-        let cache = TempDir::new("serve-metrics-cache");
-        Self::start_cached(upstream, config, &cache)
-    }
-
-    /// Like [`Server::start`], with the component cache in `cache`.
-    fn start_cached(upstream: &Loopback, config: ServeConfig, cache: &TempDir) -> Self {
-        let dir = TempDir::new("serve-metrics");
-        let mut host_config = HostConfig { mock: true, ..HostConfig::default() };
-        host_config.cache.dir = Some(cache.path().to_owned());
-        host_config.public_web.routes.insert("https://hn.algolia.com".into(), upstream.base_url());
-        let mut builder = Host::builder(host_config).public_web_mock(false).metrics(Metrics::new());
-        for guest in ["hostile-loop", "testing-fetch-url"] {
-            builder = builder.component_file(guest_path(guest)).unwrap();
-        }
-        let host = builder.build().unwrap();
-        let mut tokens = TokenFile::default();
-        let tools = ["get_job_status", "hostile_loop", "testing_fetch_url"].map(str::to_owned).to_vec();
-        let (token, _) = tokens.add("ws_demo", tools).unwrap();
-        let tokens_path = dir.path().join("tokens.toml");
-        tokens.save(&tokens_path).unwrap();
-        // Only the job-status skill: the test guests name skills whose
-        // files do not allow them.
-        let skills = dir.path().join("skills/job-status");
-        std::fs::create_dir_all(&skills).unwrap();
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/job-status/SKILL.md");
-        std::fs::copy(repo, skills.join("SKILL.md")).unwrap();
-        let skills = harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap();
-        let state =
-            ServeState::new(Liaison::new(host, skills).unwrap(), config.limits.clone(), None).unwrap();
-        let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), None);
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = HttpServer::new(state, auth, &config);
-        let running = runtime.spawn(server.run(listener, async move {
-            let _ = stopped.await;
-        }));
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        Self { url, token, agent, stop: Some(stop), runtime, running: Some(running), _dir: dir }
-    }
-
-    /// One stateless (2026-07-28) `tools/call` with `token`: the status
-    /// and the JSON-RPC answer.
-    fn call_with(&self, token: &str, tool: &str, arguments: Value) -> (u16, Value) {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments,
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientInfo": {"name": "metrics-test", "version": "1"},
-                      "io.modelcontextprotocol/clientCapabilities": {}}}});
-        let mut request = self
-            .agent
-            .post(format!("{}/mcp", self.url))
-            .header("Accept", "application/json, text/event-stream")
-            .header("Content-Type", "application/json")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", tool);
-        if !token.is_empty() {
-            request = request.header("Authorization", &format!("Bearer {token}"));
-        }
-        let mut response = request.send(body.to_string()).unwrap();
-        let status = response.status().as_u16();
-        let text = response.body_mut().read_to_string().unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    /// The envelope of a call with the server's token.
-    fn envelope(&self, tool: &str, arguments: Value) -> Value {
-        let (status, answer) = self.call_with(&self.token, tool, arguments);
-        assert_eq!(status, 200, "{answer}");
-        answer["result"]["structuredContent"].clone()
-    }
-
-    fn validate(&self, request: Value) -> Value {
-        let mut response = self
-            .agent
-            .post(format!("{}/v1/validate", self.url))
-            .header("Authorization", &format!("Bearer {}", self.token))
-            .header("Content-Type", "application/json")
-            .send(request.to_string())
-            .unwrap();
-        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
-    }
-
-    fn scrape(&self) -> (u16, Option<String>, String) {
-        let mut response = self.agent.get(format!("{}/metrics", self.url)).call().unwrap();
-        let content_type =
-            response.headers().get("content-type").and_then(|value| value.to_str().ok()).map(str::to_owned);
-        (response.status().as_u16(), content_type, response.body_mut().read_to_string().unwrap())
-    }
-
-    fn metrics(&self) -> String {
-        let (status, _, text) = self.scrape();
-        assert_eq!(status, 200, "{text}");
-        text
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // Close the pooled connections, so the drain need not wait for them.
-        self.agent = ureq::Agent::new_with_defaults();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(running) = self.running.take() {
-            let _ =
-                self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(20), running).await });
-        }
-    }
-}
 
 /// The value of one series, 0 when it was never created.
 fn series_count(text: &str, family: &str) -> usize {
@@ -325,22 +186,8 @@ fn one_permit() -> ServeConfig {
 fn hold_the_permit(server: &Server, upstream: &Loopback) -> std::thread::JoinHandle<Value> {
     let (url, token, agent) = (server.url.clone(), server.token.clone(), server.agent.clone());
     let holder = std::thread::spawn(move || {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "testing_fetch_url",
-            "arguments": {"url": "https://hn.algolia.com/hold"},
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientInfo": {"name": "holder", "version": "1"},
-                      "io.modelcontextprotocol/clientCapabilities": {}}}});
-        let mut response = agent
-            .post(format!("{url}/mcp"))
-            .header("Authorization", &format!("Bearer {token}"))
-            .header("Accept", "application/json, text/event-stream")
-            .header("Content-Type", "application/json")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "testing_fetch_url")
-            .send(body.to_string())
-            .unwrap();
-        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        let arguments = json!({"url": "https://hn.algolia.com/hold"});
+        let (_, answer) = crate::support::call_at(&agent, &url, &token, "testing_fetch_url", arguments);
         answer["result"]["structuredContent"].clone()
     });
     upstream.await_request();

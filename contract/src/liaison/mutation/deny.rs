@@ -1,0 +1,444 @@
+//! Default deny: every effect word in a clause is a claim unless a frame
+//! holds, checked in this order (docs/contract.md §5.7):
+//! 1. negation (an odd count of negations before it; "never failed to
+//!    publish" has two, so it is a claim);
+//! 2. addressed to the user: a question, a condition ("once approved"), a
+//!    recommendation ("I'd suggest posting"), an instruction (a verb in its
+//!    base form with no subject: "Publish it when you're ready");
+//! 3. an explicit actor other than the liaison ("the operator published",
+//!    "approved by the scheduler");
+//! 4. (a quotation of what a tool returned: such spans are removed
+//!    before, see `find_in`);
+//! 5. a state grounded in evidence: a passive or state without an agent
+//!    ("act-1 was published", "it's live") inside a claim whose cited
+//!    evidence carries that state ([`Grounding`]).
+//!
+//! An effect word is a verb of `effects.toml` in any form (a guarded verb
+//! with one of its objects), a state after a copula ("live"), or an effect
+//! noun with a completion ("Approval granted"). A word used as a noun ("the
+//! publish button") or as an adjective ("scheduled posts appear") is not
+//! one. Sentences without a subject are read as the liaison's; the
+//! liaison's own subject is read by `detect` first, so here it only
+//! matters through a double negative.
+
+use super::Finding;
+use super::grammar::{self, PASSIVE_AUXILIARIES};
+use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST, THIRD};
+use super::normalize::Token;
+use super::roles::{self, Subject};
+use std::collections::{BTreeSet, HashSet};
+
+/// How many words after a verb may hold its object.
+const OBJECT_WINDOW: usize = 4;
+/// How many words may stand between a participle and its `by`.
+const AGENT_WINDOW: usize = 6;
+/// How many words before the effect word must also be in a claim's text
+/// for the claim to ground it.
+const GROUNDING_CONTEXT: usize = 2;
+
+/// A claim of the answer and the states its evidence carries (a past form
+/// of an effect verb, "published", or a state word, "live"): a report of
+/// one of those states inside the claim's text is what the data says, not
+/// an effect of the liaison's.
+#[derive(Clone, Debug, Default)]
+pub struct Grounding {
+    /// Every run of one to [`GROUNDING_CONTEXT`] + 1 words of the claim's
+    /// text, joined by spaces, so a look-up costs the same for any claim.
+    runs: HashSet<String>,
+    /// Verb bases (`publish`) and state words (`live`) carried.
+    states: BTreeSet<String>,
+}
+
+impl Grounding {
+    /// `claim_text`, citing evidence whose data holds `carried` (keys and
+    /// values; `recentPublished` is read as `recent published`).
+    pub fn new<'s>(claim_text: &str, carried: impl IntoIterator<Item = &'s str>) -> Self {
+        Self::with_states(claim_text, carried_states(carried))
+    }
+
+    /// `claim_text`, citing evidence that carries `states` (from
+    /// [`carried_states`], computed once per call's data).
+    pub fn with_states(claim_text: &str, states: BTreeSet<String>) -> Self {
+        let words: Vec<String> = super::normalize::clauses(claim_text)
+            .into_iter()
+            .flatten()
+            .filter_map(|token| token.word().map(str::to_owned))
+            .collect();
+        let runs = (1..=GROUNDING_CONTEXT + 1)
+            .flat_map(|length| words.windows(length).map(|run| run.join(" ")))
+            .collect();
+        Self { runs, states }
+    }
+
+    fn holds(&self, keys: &[String], context: &[&str]) -> bool {
+        keys.iter().any(|key| self.states.contains(key))
+            && !context.is_empty()
+            && self.runs.contains(&context.join(" "))
+    }
+}
+
+/// The states `carried` (strings of a call's data, keys included) hold:
+/// the base of every effect verb in a past form (`published`: `publish`),
+/// and every state word (`live`).
+pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
+    let mut states = BTreeSet::new();
+    for text in carried {
+        for word in split_identifier(text) {
+            if LEXICON.state(&word).is_some() {
+                states.extend(LEXICON.state_verb(&word).map(str::to_owned));
+                states.insert(word.clone());
+            }
+            for found in LEXICON.lookup(&word).iter().filter(|found| found.forms & (PAST | PARTICIPLE) != 0) {
+                states.insert(LEXICON.verbs[found.verb].base.clone());
+            }
+        }
+    }
+    states
+}
+
+/// `recentPublished`, `awaiting_approval`, `post-001 published` as lowercase words.
+fn split_identifier(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for character in text.chars() {
+        if !character.is_alphanumeric() {
+            words.push(std::mem::take(&mut current));
+            previous_lower = false;
+            continue;
+        }
+        if character.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = character.is_lowercase();
+        current.extend(character.to_lowercase());
+    }
+    words.push(current);
+    words.retain(|word| !word.is_empty());
+    words
+}
+
+/// An effect word found at a position: its family, where it ends, its
+/// forms, and the states that would ground it (its verbs' bases, state
+/// words among its words).
+struct Effect {
+    family: String,
+    end: usize,
+    forms: Forms,
+    state: bool,
+    keys: Vec<String>,
+}
+
+fn word(clause: &[Token], index: usize) -> Option<&str> {
+    clause.get(index).and_then(Token::word)
+}
+
+fn words_after(clause: &[Token], from: usize, count: usize) -> Vec<&str> {
+    clause.iter().skip(from).take(count).map_while(Token::word).collect()
+}
+
+fn object_at(window: &[&str], objects: &[Vec<String>]) -> Option<usize> {
+    (0..window.len()).find_map(|start| {
+        objects.iter().find_map(|object| {
+            let holds = object.iter().enumerate().all(|(offset, expected)| {
+                window.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
+                    Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()),
+                    _ => actual == expected,
+                })
+            });
+            holds.then_some(start + object.len())
+        })
+    })
+}
+
+/// The effect word at `index`, if the word is one.
+fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
+    let current = word(clause, index)?;
+    let candidates = LEXICON.lookup(current);
+    if candidates.is_empty() && LEXICON.state(current).is_none() {
+        return None; // most words: nothing to read around them.
+    }
+    let after = words_after(clause, index + 1, OBJECT_WINDOW);
+    if after.first().is_some_and(|next| grammar::is_empty_object(next)) {
+        return None;
+    }
+    let before_start = index.saturating_sub(OBJECT_WINDOW);
+    let before: Vec<&str> = (before_start..index).filter_map(|at| word(clause, at)).collect();
+    let mut found: Option<Effect> = None;
+    for candidate in candidates {
+        let verb = &LEXICON.verbs[candidate.verb];
+        let end = if verb.objects.is_empty() {
+            let object: Vec<&&str> =
+                after.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word)).collect();
+            if object.iter().any(|word| verb.benign_objects.iter().any(|benign| benign == *word)) {
+                continue;
+            }
+            index + 1
+        } else if let Some(length) = object_at(&after, &verb.objects) {
+            index + 1 + length
+        } else if candidate.forms & PARTICIPLE != 0 && object_at(&before, &verb.objects).is_some() {
+            index + 1
+        } else {
+            continue;
+        };
+        let effect = found.get_or_insert(Effect {
+            family: verb.family.clone(),
+            end,
+            forms: 0,
+            state: false,
+            keys: Vec::new(),
+        });
+        effect.forms |= candidate.forms;
+        effect.end = effect.end.max(end);
+        effect.keys.push(verb.base.clone());
+    }
+    if found.is_none()
+        && let Some(family) = LEXICON.state(current)
+    {
+        found = Some(Effect {
+            family: family.to_owned(),
+            end: index + 1,
+            forms: PARTICIPLE,
+            state: true,
+            keys: Vec::new(),
+        });
+    }
+    // "went live" is grounded by `live` as by `gone`.
+    if let Some(effect) = found.as_mut() {
+        let words = (index..effect.end).filter_map(|at| word(clause, at));
+        effect.keys.extend(words.filter(|word| LEXICON.state(word).is_some()).map(str::to_owned));
+    }
+    found
+}
+
+/// An effect noun at `index` with a completion word right after it:
+/// "Approval granted", "Publication complete".
+fn completed_noun_at(clause: &[Token], index: usize) -> Option<(String, usize)> {
+    let current = word(clause, index)?;
+    let starts = |noun: &&(Vec<String>, String)| noun.0.first().is_some_and(|first| first == current);
+    LEXICON.effect_nouns.iter().filter(starts).find_map(|(noun, family)| {
+        let words: Vec<&str> = noun.iter().map(String::as_str).collect();
+        let length = grammar::phrase_at(clause, index, &words)?;
+        let completion = word(clause, index + length)?;
+        LEXICON
+            .completions
+            .iter()
+            .any(|known| known == completion)
+            .then(|| (family.clone(), index + length + 1))
+    })
+}
+
+/// Auxiliaries after which a base form is not a report of what happened.
+const MODALS: &[&str] = &[
+    "will", "would", "shall", "should", "can", "could", "may", "might", "must", "do", "does", "did", "to",
+    "'d",
+];
+
+/// Words after `by` that name a time or a manner, not an agent.
+const NOT_AGENTS: &[&str] = &[
+    "now",
+    "then",
+    "noon",
+    "midnight",
+    "tomorrow",
+    "tonight",
+    "default",
+    "hand",
+    "mistake",
+    "accident",
+    "design",
+    "far",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "end",
+    "close",
+];
+
+/// What the chain before an effect word says about its voice.
+struct Chain {
+    start: usize,
+    /// A form of `be` or `get` stands in it (passive or progressive).
+    be: bool,
+    /// A modal, `do` or `to` stands in it.
+    modal: bool,
+    /// Only `to` (and adverbs): an infinitive.
+    infinitive: bool,
+    /// No auxiliary at all, adverbs aside ("just sent it").
+    bare: bool,
+    /// The verb forms its last auxiliary allows.
+    expect: Option<Forms>,
+}
+
+fn chain_before(clause: &[Token], index: usize) -> Chain {
+    let start = roles::chain_start(clause, index);
+    let words: Vec<&str> = (start..index).filter_map(|at| word(clause, at)).collect();
+    let be = words.iter().any(|w| PASSIVE_AUXILIARIES.contains(w) || matches!(*w, "am" | "going" | "being"));
+    let modal = words.iter().any(|w| MODALS.contains(w));
+    let auxiliaries: Vec<&str> =
+        words.iter().copied().filter(|w| !grammar::is_adverb(w) && !grammar::is_negation(w)).collect();
+    let infinitive = auxiliaries == ["to"];
+    let bare = auxiliaries.is_empty();
+    // A form of `be` or `get` takes a participle too: the passive.
+    let expect = auxiliaries.last().and_then(|last| {
+        let passive = if PASSIVE_AUXILIARIES.contains(last) { PARTICIPLE } else { 0 };
+        grammar::AUXILIARIES
+            .iter()
+            .find(|(auxiliary, _)| auxiliary == last)
+            .map(|(_, forms)| *forms | passive)
+    });
+    Chain { start, be, modal, infinitive, bare, expect }
+}
+
+/// Whether `by` + another actor follows within the agent window.
+fn other_agent_after(clause: &[Token], index: usize) -> bool {
+    (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
+        word(clause, at) == Some("by")
+            && grammar::agent_at(clause, at, true).is_none()
+            && word(clause, at + 1).is_some_and(|agent| {
+                !agent.chars().any(|c| c.is_ascii_digit()) && !NOT_AGENTS.contains(&agent)
+            })
+    })
+}
+
+/// Whether `by` + the liaison follows: `detect` reports those.
+fn liaison_agent_after(clause: &[Token], index: usize) -> bool {
+    (index + 1..index + 1 + AGENT_WINDOW).any(|at| grammar::agent_at(clause, at, true).is_some())
+}
+
+/// Whether an object follows the verb at `index`, whose guarded object, if
+/// any, ends at `end` (an active verb with a thing as subject: "Maya
+/// approved act-1", "the team raised the budget").
+fn has_object(clause: &[Token], index: usize, end: usize) -> bool {
+    end > index + 1
+        || word(clause, index + 1).is_some_and(|next| {
+            !grammar::PREPOSITIONS.contains(&next)
+                && !grammar::is_adverb(next)
+                && !grammar::CONJUNCTIONS.contains(&next)
+        })
+}
+
+/// The first effect claim in `clause` that no frame excuses.
+pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {
+    (0..clause.len()).find_map(|index| {
+        if let Some((family, end)) = completed_noun_at(clause, index) {
+            // An effect named done is never a state the data reports.
+            let noun = Effect { family, end, forms: PARTICIPLE, state: false, keys: Vec::new() };
+            return implicit(clause, index, index, &noun, &[], "an effect noun with its completion");
+        }
+        let effect = effect_at(clause, index)?;
+        judge(clause, index, &effect, groundings)
+    })
+}
+
+const NO_SUBJECT: &str = "no subject: read as the liaison's";
+const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
+
+fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding]) -> Option<Finding> {
+    if roles::is_noun_use(clause, index) {
+        return None;
+    }
+    let chain = chain_before(clause, index);
+    if let Some(expect) = chain.expect
+        && effect.forms & expect == 0
+    {
+        return None;
+    }
+    if effect.state && !chain.be {
+        return None;
+    }
+    let subject = roles::subject_of(clause, chain.start);
+    let negations = roles::negations_before(clause, index);
+    if subject == Subject::Liaison {
+        // `detect` read the liaison's own verbs; what it let pass for a
+        // negation is a claim again when the negations cancel out.
+        let start = chain.start.saturating_sub(1);
+        return (negations >= 2 && negations.is_multiple_of(2))
+            .then(|| finding(&effect.family, clause, start, effect.end, "double negative: read as a claim"));
+    }
+    if !negations.is_multiple_of(2) || roles::addressed(clause, index).is_some() {
+        return None;
+    }
+    if other_agent_after(clause, index) && !liaison_agent_after(clause, index) {
+        return None;
+    }
+    let participle = effect.forms & (PAST | PARTICIPLE) != 0;
+    match subject {
+        Subject::Missing => {
+            if chain.infinitive {
+                return None;
+            }
+            let base_only =
+                effect.forms & (BASE | THIRD) != 0 && effect.forms & (PAST | PARTICIPLE | GERUND) == 0;
+            let base_like_past = effect.forms & BASE != 0;
+            if chain.bare && (base_only || base_like_past) {
+                return None; // an instruction: "Publish it when you're ready".
+            }
+            if effect.forms & GERUND != 0
+                && (roles::gerund_instruction(clause, chain.start) || roles::attributive(clause, index))
+            {
+                return None;
+            }
+            if participle && chain.bare && roles::attributive(clause, index) {
+                return None;
+            }
+            let frame = if chain.be { IMPLICIT_AGENT } else { NO_SUBJECT };
+            implicit(clause, chain.start, index, effect, groundings, frame)
+        }
+        Subject::Other => {
+            // A noun before a bare participle with no object is its
+            // patient ("Subscribers notified"); a pronoun its actor.
+            let reduced = chain.bare
+                && participle
+                && !has_object(clause, index, effect.end)
+                && !roles::is_actor_pronoun(clause, chain.start);
+            ((chain.be && participle) || reduced)
+                .then(|| implicit(clause, chain.start, index, effect, groundings, IMPLICIT_AGENT))
+                .flatten()
+        }
+        Subject::Thing => {
+            let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
+            let reduced = !chain.modal && !chain.be && participle && !active;
+            let passive = (chain.be && (participle || effect.state)) || reduced;
+            if !passive || (chain.bare && roles::attributive(clause, index)) {
+                return None;
+            }
+            implicit(clause, chain.start.saturating_sub(1), index, effect, groundings, IMPLICIT_AGENT)
+        }
+        Subject::Liaison => None,
+    }
+}
+
+/// A passive, state or fragment without an actor, `clause[start..]` up to
+/// the effect's end: a claim unless a claim citing evidence that carries
+/// the state holds it.
+fn implicit(
+    clause: &[Token],
+    start: usize,
+    index: usize,
+    effect: &Effect,
+    groundings: &[Grounding],
+    frame: &'static str,
+) -> Option<Finding> {
+    if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
+    {
+        return None;
+    }
+    let context: Vec<&str> = (index.saturating_sub(GROUNDING_CONTEXT)..effect.end.min(index + 1))
+        .filter_map(|at| word(clause, at))
+        .collect();
+    if groundings.iter().any(|grounding| grounding.holds(&effect.keys, &context)) {
+        return None;
+    }
+    Some(finding(&effect.family, clause, start, effect.end, frame))
+}
+
+fn finding(family: &str, clause: &[Token], start: usize, end: usize, frame: &'static str) -> Finding {
+    let mut finding = super::detect::finding(family, clause, start, end);
+    finding.frame = frame;
+    finding
+}

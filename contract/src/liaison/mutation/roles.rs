@@ -1,0 +1,378 @@
+//! Word classes the default-deny pass (`deny`) reads a sentence's roles
+//! with: who its subject is, whether a word is used as a noun, and the
+//! words that address the user (conditions, recommendations).
+//!
+//! Parts: [`Subject`] and [`subject_of`]; [`is_noun_use`]; [`addressed`];
+//! [`attributive`] ("scheduled posts appear ...").
+
+use super::grammar::{self, CONJUNCTIONS, NEGATING_TO_VERBS, TO_VERBS};
+use super::lexicon::LEXICON;
+use super::normalize::Token;
+
+/// Who a sentence makes the subject of an effect word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Subject {
+    /// None: a fragment ("Posted!"), read as the liaison's.
+    Missing,
+    /// The liaison (I, we, Nova, ...).
+    Liaison,
+    /// Another actor: the user, a person, a component ("the scheduler").
+    Other,
+    /// A thing: a record, an id, a pronoun for one ("it", "act-1").
+    Thing,
+}
+
+/// Words that name another actor as a subject.
+const OTHER_ACTORS: &[&str] = &[
+    "you",
+    "they",
+    "he",
+    "she",
+    "someone",
+    "somebody",
+    "anyone",
+    "anybody",
+    "everyone",
+    "everybody",
+    "who",
+    "people",
+    "users",
+    "user",
+    "workflow",
+    "workflows",
+    "team",
+    "teams",
+    "scheduler",
+    "operator",
+    "system",
+    "service",
+    "pipeline",
+    "platform",
+    "host",
+    "runtime",
+    "admin",
+    "admins",
+    "colleague",
+    "colleagues",
+    "client",
+    "customer",
+    "owner",
+    "manager",
+    "editor",
+    "reviewer",
+    "app",
+    "bot",
+    "linkedin",
+    "backend",
+    "engine",
+    "worker",
+    "job",
+    "jobs",
+    "cron",
+    "staff",
+    "yourself",
+    "themselves",
+];
+
+/// Words that make the next word a noun ("the publish button").
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "these", "those", "each", "every", "any", "some", "one", "your", "our",
+    "their", "its", "his", "her", "whose", "my", "more", "most", "fewer", "less", "many", "few",
+];
+
+/// Prepositions after which an effect word is a complement ("in
+/// publishing", "before rescheduling"); not `to` (an infinitive) or `by`
+/// (an agent).
+const PREPOSITIONS: &[&str] = &[
+    "in", "on", "at", "for", "from", "with", "without", "into", "of", "about", "after", "before", "via",
+    "like", "than", "over", "under", "around", "since", "until", "during", "towards", "toward", "as",
+    "against", "per",
+];
+
+/// Words that make what follows them in a clause a condition, not a report.
+const CONDITIONS: &[&str] = &["if", "unless", "once", "whenever", "whether", "case", "provided", "assuming"];
+
+/// Condition words that need the user after them ("when you enable").
+const USER_CONDITIONS: &[&str] = &["when", "after", "before", "until", "should"];
+
+/// Words that make what follows them a recommendation to the user.
+const RECOMMENDATIONS: &[&str] = &[
+    "suggest",
+    "suggests",
+    "suggestion",
+    "suggestions",
+    "recommend",
+    "recommends",
+    "recommendation",
+    "recommendations",
+    "recommending",
+    "advise",
+    "advice",
+    "propose",
+    "proposal",
+    "consider",
+    "worth",
+    "please",
+    "try",
+    "prefer",
+    "lean",
+    "wait",
+    "hold",
+    "need",
+    "needs",
+    "want",
+    "wants",
+    "rather",
+    "tip",
+    "idea",
+];
+
+/// Verbs that take an `-ing` complement as an instruction ("keep posting").
+const GERUND_INSTRUCTIONS: &[&str] =
+    &["keep", "start", "begin", "continue", "try", "stop", "avoid", "consider"];
+
+/// Verbs likely to follow a noun phrase as its finite verb: "scheduled
+/// posts appear", "posted content performs".
+const FINITE_HINTS: &[&str] = &[
+    "is", "are", "was", "were", "will", "would", "can", "cannot", "could", "may", "might", "should", "must",
+    "do", "does", "did", "has", "have", "had", "get", "gets", "got", "appear", "appears", "show", "shows",
+    "move", "moves", "run", "runs", "perform", "performs", "tend", "tends", "work", "works", "stay", "stays",
+    "remain", "remains", "need", "needs", "look", "looks", "seem", "seems", "go", "goes", "went", "drive",
+    "drives", "draw", "draws", "beat", "beats", "take", "takes", "come", "comes", "count", "counts", "live",
+    "lives", "sit", "sits", "hold", "holds", "keep", "keeps", "land", "lands",
+];
+
+/// Words that are never the noun of an attributive participle.
+const FUNCTION_WORDS: &[&str] = &[
+    "it",
+    "them",
+    "him",
+    "her",
+    "me",
+    "us",
+    "you",
+    "everything",
+    "all",
+    "out",
+    "up",
+    "off",
+    "on",
+    "over",
+    "back",
+    "through",
+    "down",
+    "away",
+    "and",
+    "or",
+    "but",
+    "to",
+    "so",
+    "now",
+    "then",
+    "too",
+    "again",
+    "yes",
+    "no",
+    "not",
+];
+
+/// How far back a negation, a condition, a recommendation or the actor of
+/// a coordinated verb may stand: a bound keeps the pass linear in the
+/// clause's length.
+const REACH: usize = 24;
+
+fn word(clause: &[Token], index: usize) -> Option<&str> {
+    clause.get(index).and_then(Token::word)
+}
+
+/// Whether `word` belongs to the chain between a subject and its verb:
+/// auxiliaries, adverbs, negations, "going to"-style verbs.
+fn is_chain_word(clause: &[Token], at: usize, current: &str) -> bool {
+    let next = word(clause, at + 1);
+    grammar::AUXILIARIES.iter().any(|(auxiliary, _)| *auxiliary == current)
+        || grammar::is_adverb(current)
+        || grammar::is_negation(current)
+        || (next == Some("to") && (TO_VERBS.contains(&current) || NEGATING_TO_VERBS.contains(&current)))
+        || (grammar::GERUND_VERBS.contains(&current) && next.is_some_and(|next| next.ends_with("ing")))
+        || matches!(current, "go" | "goes" | "went" | "ahead" | "there" | "been" | "being" | "got" | "get")
+}
+
+/// Where the chain before `index` starts: the first of the auxiliaries,
+/// adverbs and negations standing right before it.
+pub(super) fn chain_start(clause: &[Token], index: usize) -> usize {
+    let mut start = index;
+    while start > index.saturating_sub(REACH) {
+        match word(clause, start - 1) {
+            Some(before) if is_chain_word(clause, start - 1, before) => start -= 1,
+            _ => break,
+        }
+    }
+    start
+}
+
+/// Whether the word before `chain` is a pronoun for a person: "you
+/// approved", "someone cancelled".
+pub(super) fn is_actor_pronoun(clause: &[Token], chain: usize) -> bool {
+    let before = chain.checked_sub(1).and_then(|at| word(clause, at));
+    before.is_some_and(|before| {
+        matches!(
+            before,
+            "you" | "they" | "he" | "she" | "someone" | "somebody" | "anyone" | "everyone" | "who"
+        )
+    })
+}
+
+fn is_other_actor(word: &str) -> bool {
+    let agentive = word.len() > 4
+        && ["er", "or", "ers", "ors", "ist", "ists"].iter().any(|suffix| word.ends_with(suffix))
+        && !word.chars().any(|c| c.is_ascii_digit());
+    OTHER_ACTORS.contains(&word) || agentive
+}
+
+fn is_liaison(clause: &[Token], at: usize) -> bool {
+    let starts = at.saturating_sub(3)..=at;
+    starts.into_iter().any(|start| {
+        grammar::longest(clause, start, grammar::SUBJECTS).is_some_and(|length| start + length == at + 1)
+    })
+}
+
+/// The subject of the effect word whose chain starts at `chain`: the word
+/// before the chain, or, after a conjunction, the first actor earlier in
+/// the same stretch between pauses ("the operator approved and published").
+pub(super) fn subject_of(clause: &[Token], chain: usize) -> Subject {
+    let Some(before) = chain.checked_sub(1) else { return Subject::Missing };
+    let Some(current) = word(clause, before) else { return Subject::Missing };
+    if CONJUNCTIONS.contains(&current) {
+        let mut at = before;
+        while at > before.saturating_sub(REACH) {
+            at -= 1;
+            let Some(earlier) = word(clause, at) else { break };
+            if is_liaison(clause, at) {
+                return Subject::Liaison;
+            }
+            if is_other_actor(earlier) {
+                return Subject::Other;
+            }
+        }
+        return Subject::Missing;
+    }
+    if is_liaison(clause, before) {
+        Subject::Liaison
+    } else if is_other_actor(current) {
+        Subject::Other
+    } else {
+        Subject::Thing
+    }
+}
+
+/// Whether the word at `index` is used as a noun or a complement: after a
+/// determiner ("the publish button") or a preposition ("in publishing").
+pub(super) fn is_noun_use(clause: &[Token], index: usize) -> bool {
+    let before = index.checked_sub(1).and_then(|at| word(clause, at));
+    before.is_some_and(|before| DETERMINERS.contains(&before) || PREPOSITIONS.contains(&before))
+}
+
+/// Whether a gerund at `index` after the chain from `chain` is an
+/// instruction ("keep posting") rather than a fragment.
+pub(super) fn gerund_instruction(clause: &[Token], chain: usize) -> bool {
+    word(clause, chain).is_some_and(|first| GERUND_INSTRUCTIONS.contains(&first))
+}
+
+/// Whether the clause, before `index`, makes the effect a condition, a
+/// recommendation to the user, or asks a question.
+pub(super) fn addressed(clause: &[Token], index: usize) -> Option<&'static str> {
+    if clause.last() == Some(&Token::Question) {
+        return Some("a question");
+    }
+    let mut at = index;
+    while at > index.saturating_sub(REACH) {
+        at -= 1;
+        let Some(current) = word(clause, at) else { continue };
+        if CONDITIONS.contains(&current) {
+            return Some("a condition");
+        }
+        let user_follows = (at + 1..at + 4).any(|next| matches!(word(clause, next), Some("you" | "your")));
+        if USER_CONDITIONS.contains(&current) && user_follows {
+            return Some("a condition");
+        }
+        if RECOMMENDATIONS.contains(&current) {
+            return Some("a recommendation to the user");
+        }
+    }
+    None
+}
+
+/// Whether the participle at `index` modifies the noun after it, which a
+/// finite verb then follows: "scheduled posts appear in the feed".
+pub(super) fn attributive(clause: &[Token], index: usize) -> bool {
+    let Some(noun) = word(clause, index + 1) else { return false };
+    let noun_like = noun.chars().all(|c| c.is_alphabetic() || c == '-')
+        && !FUNCTION_WORDS.contains(&noun)
+        && !DETERMINERS.contains(&noun)
+        && !PREPOSITIONS.contains(&noun)
+        && !grammar::PREPOSITIONS.contains(&noun);
+    let hinted = (index + 2..index + 4).any(|at| word(clause, at).is_some_and(|w| FINITE_HINTS.contains(&w)));
+    // A plural noun followed by a word that can only be its verb: "posted
+    // videos earn more".
+    let verb_like = word(clause, index + 2).is_some_and(|next| {
+        noun.ends_with('s')
+            && next.chars().all(|c| c.is_ascii_alphabetic())
+            && ![DETERMINERS, PREPOSITIONS, grammar::PREPOSITIONS, FUNCTION_WORDS, grammar::CONJUNCTIONS]
+                .iter()
+                .any(|class| class.contains(&next))
+            && !grammar::is_adverb(next)
+            && !matches!(next, "twice" | "again" | "today" | "yesterday" | "tonight" | "earlier" | "already")
+    });
+    noun_like && (hinted || verb_like)
+}
+
+/// Pronouns that, after a pause, start a clause of their own.
+const NEW_SUBJECTS: &[&str] = &["it", "i", "we", "you", "they", "he", "she", "this", "that", "everything"];
+
+/// Whether a negation at `at` is an interjection closed by a pause right
+/// after it ("No problem, it is done"), which negates nothing later.
+fn is_interjection(clause: &[Token], at: usize) -> bool {
+    (at + 1..at + 3).any(|next| matches!(clause.get(next), Some(Token::Pause)))
+        && word(clause, at + 1).is_none_or(|next| !grammar::is_negation(next))
+}
+
+/// How many negations reach `index` from earlier in its clause (back to a
+/// contrast such as "but"): an odd count negates the effect, an even one
+/// ("never failed to publish") affirms it. "neither ... nor" counts once.
+pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
+    let mut count = 0;
+    let mut at = index;
+    while at > index.saturating_sub(REACH) {
+        at -= 1;
+        let Some(current) = word(clause, at) else {
+            // A pause before a new subject ends the reach: "nothing to
+            // worry about, it's been sent".
+            if word(clause, at + 1).is_some_and(|next| NEW_SUBJECTS.contains(&next)) {
+                break;
+            }
+            continue;
+        };
+        if grammar::SCOPE_BREAKS.contains(&current) {
+            break;
+        }
+        let after_pause = at > 0 && clause[at - 1] == Token::Pause;
+        if after_pause && matches!(current, "and" | "so" | "then") {
+            break;
+        }
+        // An earlier effect word after a negation of this one's own ends
+        // the reach ("did not post, did not publish"); without one, this
+        // word shares the earlier one's ("cannot approve, publish").
+        if count > 0 && !LEXICON.lookup(current).is_empty() {
+            break;
+        }
+        let negating_to = NEGATING_TO_VERBS.contains(&current) && word(clause, at + 1) == Some("to");
+        let negation = grammar::is_negation(current)
+            && current != "nor"
+            && word(clause, at + 1) != Some("only")
+            && !is_interjection(clause, at);
+        if negation || (negating_to && !grammar::is_negation(current)) {
+            count += 1;
+        }
+    }
+    count
+}

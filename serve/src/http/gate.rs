@@ -1,0 +1,280 @@
+//! What a request passes before the MCP SDK sees it.
+//!
+//! [`authenticate`]: a valid bearer credential (401 otherwise), and the
+//! connection's place in the credential's share of connections (503 with
+//! `Retry-After`, and the connection closed, past it).
+//!
+//! [`mcp_gate`], on the MCP routes, in this order:
+//! 1. **Ownership.** A request carrying `Mcp-Session-Id` (any method:
+//!    POST, the GET that opens or resumes a stream, DELETE) is served only
+//!    for the principal that opened that session; any other credential,
+//!    or a session nobody owns, gets 404 as for an unknown session, so a
+//!    session id alone reveals and moves nothing.
+//! 2. **Well-formed JSON-RPC** (POST): 413 past the body bound, 400 with
+//!    -32700 for a body that is not JSON, 400 with -32600 for a message
+//!    that is not one JSON-RPC 2.0 request, notification or response (an
+//!    `id` that is not a string or an integer, `params` that is not an
+//!    object, a batch).
+//! 3. **Sessions where the guard needs one.** On a skill route, a request
+//!    without a session is refused (400, -32600) unless it opens one
+//!    (`initialize`) or only asks which revisions are spoken
+//!    (`server/discover`) or is a notification: the guard lives in the
+//!    session, and a request outside one would run unguarded.
+//! 4. **A new session within the bounds**: `max_sessions` over the server
+//!    and `max_sessions_per_credential` for the caller (503 with
+//!    `Retry-After`); the session it opens is owned by the caller.
+
+use super::{App, Unavailable};
+use crate::auth::{AuthError, Principal};
+use crate::tenants::ConnectionHold;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex};
+
+/// The credential that holds a connection, if one does yet (put in every
+/// request's extensions by the listener).
+#[derive(Default)]
+pub struct ConnectionTenant(Mutex<Option<ConnectionHold>>);
+
+/// 401: the RFC 6750 challenge (naming the resource metadata, RFC 9728,
+/// when `[oauth]` publishes it), and a JSON-RPC error body, so a client
+/// that shows the body rather than the status still says "unauthorized".
+fn unauthorized(error: &AuthError, metadata_url: Option<&str>) -> Response {
+    let mut challenge = "Bearer realm=\"harmonia\"".to_owned();
+    if let Some(url) = metadata_url {
+        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
+    }
+    if let Some(code) = error.bearer_error() {
+        challenge.push_str(&format!(", error=\"{code}\""));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32001, "message": format!("Unauthorized: {error}")}});
+    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The bearer check, then the connection's place in the credential's share.
+pub(crate) async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+    let header = request.headers().get(header::AUTHORIZATION).map(|value| value.to_str().unwrap_or(" "));
+    let principal = match app.auth.authenticate(header) {
+        Ok(principal) => principal,
+        Err(error) => {
+            tracing::warn!(reason = %error, method = %request.method(), path = request.uri().path(), "authentication failed");
+            if let Some(metrics) = app.state.metrics() {
+                metrics.authentication_failure(error.reason());
+            }
+            return unauthorized(&error, app.metadata_url.as_deref());
+        }
+    };
+    if let Some(connection) = request.extensions().get::<Arc<ConnectionTenant>>() {
+        let mut held = connection.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.is_none() {
+            match app.state.tenants.hold_connection(&principal.id) {
+                Ok(hold) => *held = Some(hold),
+                Err(_) => {
+                    drop(held);
+                    tracing::warn!("connection refused: the credential holds its share of connections");
+                    let mut response = app.unavailable(Unavailable::CredentialConnections);
+                    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    return response;
+                }
+            }
+        }
+    }
+    request.extensions_mut().insert(principal);
+    next.run(request).await
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+fn invalid_request(message: &str) -> Response {
+    rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("Invalid Request: {message}"))
+}
+
+/// A JSON-RPC id: a string or an integer (never null, a fraction, a
+/// boolean, an object or an array).
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// Why `value` is not one JSON-RPC 2.0 message as MCP sends them, if it
+/// is not.
+fn malformed(value: &Value) -> Option<&'static str> {
+    let Value::Object(message) = value else {
+        return Some(if value.is_array() {
+            "batches are not supported"
+        } else {
+            "not a JSON-RPC 2.0 message"
+        });
+    };
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some("not a JSON-RPC 2.0 message");
+    }
+    match message.get("method") {
+        Some(Value::String(_)) => {
+            if message.get("id").is_some_and(|id| !valid_id(id)) {
+                return Some("`id` must be a string or an integer");
+            }
+            if message.get("params").is_some_and(|params| !params.is_object()) {
+                return Some("`params` must be an object");
+            }
+            None
+        }
+        Some(_) => Some("`method` must be a string"),
+        None => {
+            if !message.get("id").is_some_and(valid_id) {
+                return Some("a response's `id` must be a string or an integer");
+            }
+            if message.contains_key("result") == message.contains_key("error") {
+                return Some("a response has exactly one of `result` and `error`");
+            }
+            None
+        }
+    }
+}
+
+/// How much of an oversized body is read and dropped before the 413, so
+/// the client (still sending) reads the answer instead of a reset.
+const DISCARD_BYTES: usize = 16 * 1024 * 1024;
+
+/// The body if it has at most `limit` bytes; `None` past it, after
+/// discarding up to [`DISCARD_BYTES`] more (the request timeout bounds the
+/// time).
+pub(crate) async fn read_capped(mut body: Body, limit: usize) -> Option<Bytes> {
+    use http_body_util::BodyExt;
+    let mut kept = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return None };
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > limit.saturating_add(DISCARD_BYTES) {
+            return None;
+        }
+        if seen <= limit {
+            kept.extend_from_slice(&data);
+        }
+    }
+    (seen <= limit).then(|| Bytes::from(kept))
+}
+
+/// The answer for a session id the caller does not own: the same as for
+/// an unknown session.
+fn not_your_session() -> Response {
+    rpc_error(StatusCode::NOT_FOUND, -32600, "Session not found")
+}
+
+/// The MCP gate: ownership, well-formed JSON-RPC, sessions where the
+/// guard needs one, and a new session's bounds (the module doc).
+pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let Some(principal) = request.extensions().get::<Principal>().cloned() else {
+        return unauthorized(&AuthError::Missing, app.metadata_url.as_deref());
+    };
+    let session =
+        request.headers().get("mcp-session-id").map(|id| id.to_str().unwrap_or_default().to_owned());
+    if let Some(id) = &session
+        && app.owners.owner(id).as_ref() != Some(&principal)
+    {
+        tracing::warn!(method = %request.method(), "request on a session this credential does not own refused");
+        if let Some(metrics) = app.state.metrics() {
+            metrics.http_forbidden("session_not_owned");
+        }
+        return not_your_session();
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let skill_route = request.uri().path() != "/mcp";
+    let (parts, body) = request.into_parts();
+    let Some(bytes) = read_capped(body, app.state.limits.max_body_bytes()).await else {
+        let mut response = rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, "request body too large");
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    };
+    let message = match serde_json::from_slice::<Value>(&bytes) {
+        Err(_) => return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"),
+        Ok(value) => value,
+    };
+    if let Some(problem) = malformed(&message) {
+        return invalid_request(problem);
+    }
+    let method = message.get("method").and_then(Value::as_str);
+    let request = Request::from_parts(parts, Body::from(bytes));
+    if session.is_some() {
+        return next.run(request).await;
+    }
+    match method {
+        Some("initialize") => open_session(&app, principal, request, next).await,
+        Some(method) if skill_route && method != "server/discover" && is_request(&message) => {
+            invalid_request(
+                "this skill's guard lives in an MCP session: send `initialize` first and then the session id",
+            )
+        }
+        _ => next.run(request).await,
+    }
+}
+
+fn is_request(message: &Value) -> bool {
+    message.as_object().is_some_and(|message: &Map<String, Value>| message.contains_key("id"))
+}
+
+/// An `initialize` without a session: within the server's and the
+/// caller's bounds, its session owned by the caller.
+async fn open_session(app: &App, principal: Principal, request: Request, next: Next) -> Response {
+    if app.state.tenants.sessions() >= app.state.limits.max_sessions as usize {
+        tracing::warn!("new session refused: too many open sessions");
+        return app.unavailable(Unavailable::TooManySessions);
+    }
+    if app.state.tenants.reserve_session(&principal).is_err() {
+        tracing::warn!("new session refused: the credential holds its share of sessions");
+        return app.unavailable(Unavailable::CredentialSessions);
+    }
+    app.owners.opening(principal, next.run(request)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_one_json_rpc_message_with_a_valid_id_and_object_params_passes() {
+        let fine = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "m"}}),
+        ];
+        for message in fine {
+            assert_eq!(malformed(&message), None, "{message}");
+        }
+        let bad = [
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "initialize"}]),
+            json!({"jsonrpc": "1.0", "id": 1, "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": [1], "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": true, "method": "x"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1]}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "p"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": 3}),
+            json!({"jsonrpc": "2.0", "id": null, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}),
+            json!("text"),
+        ];
+        for message in bad {
+            assert!(malformed(&message).is_some(), "{message}");
+        }
+    }
+}
