@@ -57,6 +57,57 @@ fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
     (token, id)
 }
 
+#[test]
+fn a_token_can_carry_its_own_rate_limit_and_the_flags_come_together() {
+    let dir = scratch("token-rate");
+    let tokens = dir.join("tokens.toml");
+    let added = harmonia(&dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(&tokens)
+        .args([
+            "--workspace",
+            "ws_demo",
+            "--tools",
+            "get_job_status",
+            "--calls-per-second",
+            "0.5",
+            "--burst",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let text = std::fs::read_to_string(&tokens).unwrap();
+    assert!(text.contains("calls_per_second = 0.5") && text.contains("burst = 3"), "{text}");
+    for flags in [&["--burst", "3"][..], &["--calls-per-second", "2"][..]] {
+        let alone = harmonia(&dir)
+            .args(["serve", "token", "add", "--file"])
+            .arg(&tokens)
+            .args(["--workspace", "ws_demo", "--tools", "get_job_status"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(alone.status.code(), Some(2), "{flags:?} alone is a usage error");
+    }
+    let zero = harmonia(&dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(&tokens)
+        .args([
+            "--workspace",
+            "ws_demo",
+            "--tools",
+            "get_job_status",
+            "--calls-per-second",
+            "0",
+            "--burst",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(!zero.status.success());
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("calls_per_second must be a positive number"));
+}
+
 const SIX: &str = "fetch_trend_signals,search_trend_signals,get_engagement_insights,get_operator_feed,get_job_status,suggest_posting_windows";
 
 /// A running `harmonia serve --http 127.0.0.1:0`.

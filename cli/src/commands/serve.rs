@@ -10,7 +10,7 @@ use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::TraceSigner;
 use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
 use harmonia_serve::auth::{Authenticator, Principal, jwt::JwtVerifier};
-use harmonia_serve::config::ServeConfig;
+use harmonia_serve::config::{Rate, ServeConfig};
 use harmonia_serve::http::HttpServer;
 use harmonia_serve::state::ServeState;
 use harmonia_serve::telemetry::CallSpans;
@@ -75,6 +75,13 @@ pub enum TokenCommand {
         /// The tools it may call, comma-separated.
         #[arg(long, value_name = "TOOLS", value_delimiter = ',', required = true)]
         tools: Vec<String>,
+        /// This token's own rate limit, calls per second (with --burst;
+        /// default: the serve config's `[rate_limits]`).
+        #[arg(long, value_name = "N", requires = "burst")]
+        calls_per_second: Option<f64>,
+        /// The calls this token may make at once before its rate applies.
+        #[arg(long, value_name = "N", requires = "calls_per_second")]
+        burst: Option<u32>,
     },
     /// List the tokens (ids, workspaces, tools; never the tokens).
     List {
@@ -107,9 +114,11 @@ fn init_logging() {
 
 fn tokens(command: TokenCommand) -> Result<ExitCode> {
     match command {
-        TokenCommand::Add { file, workspace, tools } => {
+        TokenCommand::Add { file, workspace, tools, calls_per_second, burst } => {
+            let rate =
+                calls_per_second.zip(burst).map(|(calls_per_second, burst)| Rate { calls_per_second, burst });
             let mut store = TokenFile::load(&file)?;
-            let (token, record) = store.add(&workspace, tools)?;
+            let (token, record) = store.add_with_rate(&workspace, tools, rate)?;
             store.save(&file)?;
             println!("{token}");
             eprintln!(

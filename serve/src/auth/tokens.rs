@@ -149,6 +149,20 @@ impl TokenFile {
         workspace: &str,
         tools: Vec<String>,
     ) -> Result<(String, TokenRecord), TokenFileError> {
+        self.add_with_rate(workspace, tools, None)
+    }
+
+    /// [`TokenFile::add`], the token limited to its own `rate` when given
+    /// (instead of `[rate_limits]`).
+    pub fn add_with_rate(
+        &mut self,
+        workspace: &str,
+        tools: Vec<String>,
+        rate: Option<Rate>,
+    ) -> Result<(String, TokenRecord), TokenFileError> {
+        if let Some(problem) = rate.as_ref().and_then(Rate::problem) {
+            return Err(TokenFileError::Invalid(format!("rate limit: {problem}")));
+        }
         let workspace = workspace.trim();
         if workspace.is_empty() || workspace.chars().count() > MAX_WORKSPACE_CHARS {
             return Err(TokenFileError::Invalid(format!(
@@ -169,7 +183,7 @@ impl TokenFile {
             workspace: workspace.to_owned(),
             tools,
             created: harmonia_host::time::now_rfc3339(),
-            rate_limit: None,
+            rate_limit: rate,
         };
         self.tokens.push(record.clone());
         Ok((token, record))
@@ -322,5 +336,10 @@ mod tests {
         let mut file = TokenFile::default();
         assert!(file.add("  ", vec!["t".into()]).is_err());
         assert!(file.add("ws", vec![]).is_err());
+        let zero = Rate { calls_per_second: 0.0, burst: 5 };
+        assert!(file.add_with_rate("ws", vec!["t".into()], Some(zero)).is_err(), "a rate must be usable");
+        let rate = Rate { calls_per_second: 2.5, burst: 5 };
+        let (_, record) = file.add_with_rate("ws", vec!["t".into()], Some(rate)).unwrap();
+        assert_eq!(record.rate_limit, Some(rate));
     }
 }
