@@ -60,50 +60,23 @@ fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
 #[test]
 fn a_token_can_carry_its_own_rate_limit_and_the_flags_come_together() {
     let dir = scratch("token-rate");
-    let tokens = dir.join("tokens.toml");
-    let added = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(&tokens)
-        .args([
-            "--workspace",
-            "ws_demo",
-            "--tools",
-            "get_job_status",
-            "--calls-per-second",
-            "0.5",
-            "--burst",
-            "3",
-        ])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    let text = std::fs::read_to_string(&tokens).unwrap();
-    assert!(text.contains("calls_per_second = 0.5") && text.contains("burst = 3"), "{text}");
-    for flags in [&["--burst", "3"][..], &["--calls-per-second", "2"][..]] {
-        let alone = harmonia(&dir)
+    let add = |flags: &[&str]| {
+        harmonia(&dir)
             .args(["serve", "token", "add", "--file"])
-            .arg(&tokens)
+            .arg(dir.join("tokens.toml"))
             .args(["--workspace", "ws_demo", "--tools", "get_job_status"])
             .args(flags)
             .output()
-            .unwrap();
-        assert_eq!(alone.status.code(), Some(2), "{flags:?} alone is a usage error");
+            .unwrap()
+    };
+    let added = add(&["--calls-per-second", "0.5", "--burst", "3"]);
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let text = std::fs::read_to_string(dir.join("tokens.toml")).unwrap();
+    assert!(text.contains("calls_per_second = 0.5") && text.contains("burst = 3"), "{text}");
+    for flags in [&["--burst", "3"][..], &["--calls-per-second", "2"][..]] {
+        assert_eq!(add(flags).status.code(), Some(2), "{flags:?} alone is a usage error");
     }
-    let zero = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(&tokens)
-        .args([
-            "--workspace",
-            "ws_demo",
-            "--tools",
-            "get_job_status",
-            "--calls-per-second",
-            "0",
-            "--burst",
-            "3",
-        ])
-        .output()
-        .unwrap();
+    let zero = add(&["--calls-per-second", "0", "--burst", "3"]);
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("calls_per_second must be a positive number"));
 }

@@ -163,8 +163,6 @@ impl Tenants {
         let mut shares = self.shares();
         let share = self.share(&mut shares, id);
         if share.connections >= self.limits.max_connections_per_credential {
-            drop(shares);
-            self.settle(&mut self.shares(), id);
             return Err(OverShare::Connections);
         }
         share.connections += 1;

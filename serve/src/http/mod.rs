@@ -91,6 +91,7 @@ pub(crate) enum Unavailable {
     TooManyConnections,
     CredentialSessions,
     CredentialConnections,
+    TooManyValidations,
 }
 
 impl Unavailable {
@@ -102,6 +103,7 @@ impl Unavailable {
             Self::TooManyConnections => "too_many_connections",
             Self::CredentialSessions => "credential_sessions",
             Self::CredentialConnections => "credential_connections",
+            Self::TooManyValidations => "too_many_validations",
         }
     }
 
@@ -113,6 +115,7 @@ impl Unavailable {
             Self::TooManyConnections => "too many connections",
             Self::CredentialSessions => "this credential holds its share of sessions",
             Self::CredentialConnections => "this credential holds its share of connections",
+            Self::TooManyValidations => "too many validations",
         }
     }
 }

@@ -16,7 +16,7 @@
 //! - Each validation draws from the credential's rate bucket like a tool
 //!   call (429 with `Retry-After` past it).
 
-use super::App;
+use super::{App, Unavailable};
 use crate::auth::Principal;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
@@ -175,20 +175,13 @@ async fn off_the_workers(
     work: fn(&App, &[u8]) -> Result<Response, String>,
 ) -> Response {
     let deadline = tokio::time::Instant::now() + app.state.limits.request_timeout();
-    let busy = || {
-        let mut response =
-            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({"error": "too many validations"})))
-                .into_response();
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(app.state.limits.retry_after_s));
-        response
-    };
     if let Err(wait) = app.state.tenants.admit_call(&principal, route) {
         return too_many_requests(wait);
     }
     let Ok(Ok(place)) = tokio::time::timeout_at(deadline, Arc::clone(&app.validations).acquire_owned()).await
     else {
         tracing::warn!("validation refused: every validation place stayed taken");
-        return busy();
+        return app.unavailable(Unavailable::TooManyValidations);
     };
     let judged = Arc::clone(&app);
     let judging = tokio::task::spawn_blocking(move || {
