@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Install the foreign toolchains and clients the tests use, pinned, into
 # target/test-deps (kept between runs; a no-op when already there):
-#   - a Python virtual environment with componentize-py (Python plugins)
-#     and the official MCP Python SDK (the client of the `serve` tests);
+#   - a Python virtual environment with componentize-py (Python plugins),
+#     the official MCP Python SDK (the client of the `serve` tests) and
+#     the OpenAI Agents SDK (its MCP classes and strict schemas);
 #   - jco and componentize-js from npm (JavaScript plugins);
 #   - nginx from Debian's packages (the load balancer of the replicas
 #     test), its service kept from starting: tests run their own on
 #     127.0.0.1;
 #   - chromium from Debian's packages, and playwright-core and axe-core
 #     from npm (the review page's browser test drives that Chromium; no
-#     browser is downloaded).
+#     browser is downloaded);
+#   - MCP clients from npm: the official TypeScript SDK (with express and
+#     jose for the tests' loopback authorization server), the MCP
+#     Inspector (its CLI mode), and the official conformance suite (with
+#     glob, whose globSync it imports from `fs` on Node 20 through
+#     serve/tests/clients/node_hooks.mjs).
 # The tests that need them fail, naming this script, when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +26,13 @@ JCO=1.35.0
 COMPONENTIZE_JS=0.23.0
 PLAYWRIGHT_CORE=1.65.1
 AXE_CORE=4.14.1
+MCP_TS_SDK=1.32.2
+MCP_INSPECTOR=0.21.2
+MCP_CONFORMANCE=0.1.16
+EXPRESS=5.3.0
+JOSE=6.2.18
+GLOB=11.1.0
+OPENAI_AGENTS=0.24.0
 
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -48,7 +61,7 @@ fi
 deps=target/test-deps
 mkdir -p "$deps"
 
-stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE"
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-oa$OPENAI_AGENTS"
 [ -e "$stamp" ] && exit 0
 
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
@@ -56,7 +69,7 @@ command -v npm >/dev/null || { echo "install-test-deps: npm (Node.js 20+) is req
 
 python3 -m venv "$deps/venv"
 "$deps/venv/bin/pip" install --quiet --disable-pip-version-check \
-  "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP"
+  "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP" "openai-agents==$OPENAI_AGENTS"
 
 # One install for every npm package: a second `npm install` into the same
 # tree has pruned componentize-js's nested preview2-shim. playwright-core
@@ -67,8 +80,10 @@ mkdir -p "$deps/node"
 (cd "$deps/node" && echo '{"private":true}' > package.json \
   && npm install --silent --no-audit --no-fund \
        "@bytecodealliance/jco@$JCO" "@bytecodealliance/componentize-js@$COMPONENTIZE_JS" \
-       "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE")
+       "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE" \
+       "@modelcontextprotocol/sdk@$MCP_TS_SDK" "@modelcontextprotocol/inspector@$MCP_INSPECTOR" \
+       "@modelcontextprotocol/conformance@$MCP_CONFORMANCE" "express@$EXPRESS" "jose@$JOSE" "glob@$GLOB")
 
 rm -f "$deps"/.installed-*
 touch "$stamp"
-echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE in $deps"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE, openai-agents $OPENAI_AGENTS in $deps"

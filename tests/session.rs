@@ -317,3 +317,68 @@ fn async_session_calls_match_blocking_ones_and_need_a_runtime() {
         assert_eq!(kinds(&asynchronous), kinds(&blocking));
     }
 }
+
+/// A session paused as its trace after each call and resumed from it
+/// (as a stateless MCP session is between its calls) judges every call
+/// exactly as the session that never paused.
+#[test]
+fn a_trace_resumes_into_the_same_guard_and_a_forged_one_is_refused() {
+    use harmonia_host::liaison::session::ResumeError;
+    let calls = [
+        ("get_job_status", json!({"job_id": "job-42"})),
+        ("get_job_status", json!({"job_id": "job-7"})),
+        ("get_job_status", json!({"job_id": "job-42"})),
+        ("get_job_status", json!({"job_id": "job-42"})),
+        ("get_operator_feed", json!({})),
+    ];
+    let whole = liaison_with_an_outage();
+    let mut unpaused = whole.session(CallContext::for_workspace("ws_demo"));
+    unpaused.activate("job-status").unwrap();
+    let paused_liaison = liaison_with_an_outage();
+    let mut paused = paused_liaison.session(CallContext::for_workspace("ws_demo"));
+    paused.activate("job-status").unwrap();
+    for (tool, args) in &calls {
+        let trace = paused.trace().clone();
+        let mut resumed = paused_liaison
+            .resume(CallContext::for_workspace("ws_demo"), trace, SessionLimits::default())
+            .unwrap();
+        let expected = unpaused.call(tool, args).unwrap().to_value();
+        let got = resumed.call(tool, args).unwrap().to_value();
+        assert_eq!(got["status"], expected["status"], "{tool} {args}");
+        assert_eq!(got["error"]["code"], expected["error"]["code"], "{tool} {args}");
+        paused = resumed;
+    }
+    let reasons = |trace: &harmonia_host::liaison::trace::Trace| {
+        trace.entries.iter().map(|entry| entry.reason.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(reasons(paused.trace()), reasons(unpaused.trace()));
+    assert_eq!(paused.trace().entries.len(), 1 + calls.len());
+
+    // The bounds count the resumed entries.
+    let limits = SessionLimits { max_refusals: 2, ..SessionLimits::default() };
+    let resumed =
+        paused_liaison.resume(CallContext::for_workspace("ws_demo"), paused.trace().clone(), limits);
+    let error = resumed.unwrap().call("get_job_status", &json!({"job_id": "job-42"})).unwrap_err();
+    assert_eq!(error, SessionError::LimitReached { limit: Limit::Refusals, bound: 2 });
+
+    // A trace no session of these skills could have recorded.
+    let resume = |trace: harmonia_host::liaison::trace::Trace| {
+        paused_liaison.resume(CallContext::for_workspace("ws_demo"), trace, SessionLimits::default()).err()
+    };
+    let mut no_activation = paused.trace().clone();
+    no_activation.entries.remove(0);
+    assert_eq!(resume(no_activation), Some(ResumeError::NoActivation));
+    let mut changed_skill = paused.trace().clone();
+    changed_skill.entries[0].sha256 = Some("0".repeat(64));
+    assert_eq!(resume(changed_skill), Some(ResumeError::SkillChanged("job-status".into())));
+    let mut out_of_order = paused.trace().clone();
+    out_of_order.entries.swap(1, 2);
+    assert_eq!(resume(out_of_order), Some(ResumeError::BadEntry(3)));
+    let mut renumbered_attempt = paused.trace().clone();
+    renumbered_attempt.entries[2].attempt = Some(1);
+    assert_eq!(resume(renumbered_attempt), Some(ResumeError::BadEntry(3)));
+    let mut second_activation = paused.trace().clone();
+    second_activation.entries[2].kind = EntryKind::SkillActivation;
+    assert!(resume(second_activation).is_some());
+    assert_eq!(resume(harmonia_host::liaison::trace::Trace::default()), Some(ResumeError::NoActivation));
+}

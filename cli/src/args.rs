@@ -24,6 +24,9 @@ pub struct HostArgs {
     /// Serve every capability from built-in fixtures.
     #[arg(long)]
     pub mock: bool,
+    /// No progress on stderr while a component compiles.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// The subcommands.
@@ -57,6 +60,20 @@ pub enum Command {
         #[arg(long)]
         receipts: bool,
     },
+    /// Write a ready tool project from the templates (no network).
+    New {
+        /// Tool name: lowercase words joined by `_` (`count_posts`).
+        tool: String,
+        /// Language.
+        #[arg(long, value_enum)]
+        lang: crate::commands::new::Lang,
+        /// World: the capability the tool reads.
+        #[arg(long, value_enum, default_value = "public")]
+        world: crate::commands::new::World,
+        /// Directory to create (default: ./TOOL); must not hold files.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Show a component's imports, exports, descriptor and SHA-256.
     Inspect {
         /// Component file.
@@ -67,6 +84,9 @@ pub enum Command {
         /// JSON output.
         #[arg(long)]
         json: bool,
+        /// No progress on stderr while the component compiles.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Validate an agent's answer against a session trace.
     Validate {
@@ -167,6 +187,9 @@ pub enum Command {
         /// Deadline cap while checking, in ms.
         #[arg(long, default_value_t = 2000, value_name = "MS")]
         deadline_cap_ms: u32,
+        /// No progress on stderr while a component compiles.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Measure sandboxed call cost, loading, deadlines, scaling and memory.
     Bench {

@@ -8,6 +8,7 @@
 //! - [`demo`]: the offline story `harmonia demo` tells.
 //! - [`bench`]: `harmonia bench`, the performance figures.
 //! - [`output`]: stdout that may be closed (no panic on a closed pipe).
+//! - [`progress`]: the spinner shown while a component compiles.
 //!
 //! Exit codes: 0 success (for `call`: an envelope was printed, success or
 //! error); 1 a host failure (bad config, refused plugin, unknown tool) or a
@@ -20,6 +21,7 @@ mod args;
 mod bench;
 mod commands;
 mod demo;
+mod progress;
 mod setup;
 
 use clap::Parser;

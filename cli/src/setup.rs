@@ -42,6 +42,9 @@ pub fn build_host_with(
     config.mock |= args.mock;
     raise_async_calls(&mut config, async_calls_at_least);
     let mut builder = Host::builder(config).log(Arc::new(StderrLog { min_level: log_level() }));
+    if let Some(progress) = crate::progress::CompileSpinner::unless_quiet(args.quiet) {
+        builder = builder.compile_progress(progress);
+    }
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
     }

@@ -3,7 +3,10 @@
 //! from the official Python SDK stay on the replica that opened them, new
 //! ones spread over both; SIGTERM to one drains its call in flight while
 //! new sessions land on the other, and after it has exited every session
-//! is on the other. nginx comes from Debian's package
+//! is on the other. A guarded session on the stateless revision
+//! (2026-07-28) goes round-robin over both, with no session map: the
+//! replicas share the handle key and the ledger, the guard holds across
+//! them, and the trace verifies. nginx comes from Debian's package
 //! (`scripts/install-test-deps.sh` installs it).
 
 mod serve_support;
@@ -49,9 +52,14 @@ impl Drop for Stopped {
 /// Replica `id` of a mock server sharing `dir`'s tokens, trace key,
 /// plugins and component cache with the other.
 fn replica(dir: &Path, id: &str) -> (Stopped, String) {
+    replica_with(dir, id, "", &dir.join("no-skills"))
+}
+
+/// [`replica`] with `extra` serve config and the skills in `skills`.
+fn replica_with(dir: &Path, id: &str, extra: &str, skills: &Path) -> (Stopped, String) {
     std::fs::write(
         dir.join(format!("serve-{id}.toml")),
-        format!("tokens_file = \"tokens.toml\"\nreplica_id = \"{id}\"\n"),
+        format!("tokens_file = \"tokens.toml\"\nreplica_id = \"{id}\"\n{extra}"),
     )
     .unwrap();
     let (child, url) = spawn_listening(
@@ -59,7 +67,7 @@ fn replica(dir: &Path, id: &str) -> (Stopped, String) {
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(dir.join("harmonia.toml"))
             .arg("--skills")
-            .arg(dir.join("no-skills"))
+            .arg(skills)
             .arg("--serve-config")
             .arg(dir.join(format!("serve-{id}.toml"))),
     );
@@ -162,5 +170,153 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
     let output = client.wait_with_output().unwrap();
     assert_passed(&std::process::Output { stdout: rest.into_bytes(), ..output }, "replicas");
     drop((nginx, b));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One stateless request to `url` with `token`, carrying `handle`: the
+/// JSON-RPC answer.
+fn stateless(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    method: &str,
+    name: &str,
+    params: serde_json::Value,
+    handle: Option<&str>,
+) -> serde_json::Value {
+    let mut params = params;
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "replicas-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    if let Some(handle) = handle {
+        params["_meta"]["dev.harmonia/session"] = json!(handle);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut response = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .send(body.to_string())
+        .unwrap();
+    let text = response.body_mut().read_to_string().unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+}
+
+/// The count of `harmonia_calls_total` and `harmonia_refusals_total` lines a
+/// replica's `/metrics` reports.
+fn served(agent: &ureq::Agent, address: &str) -> f64 {
+    let text =
+        agent.get(format!("http://{address}/metrics")).call().unwrap().body_mut().read_to_string().unwrap();
+    text.lines()
+        .filter(|line| line.starts_with("harmonia_calls_total{"))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn a_stateless_guarded_session_goes_round_robin_over_two_replicas_and_the_guard_holds() {
+    let dir = std::env::temp_dir().join(format!("harmonia-serve-stateless-replicas-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("harmonia.toml"),
+        format!("mock = true\n[trace]\nkey_file = {:?}\n", dir.join("key")),
+    )
+    .unwrap();
+    // The replicas share the handle key (mode 600) and the ledger.
+    std::fs::write(dir.join("session.key"), "0123456789abcdef0123456789abcdef-shared-by-both\n").unwrap();
+    std::fs::set_permissions(dir.join("session.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .unwrap();
+    let added = harmonia(&dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .args([
+            "--workspace",
+            "ws_demo",
+            "--tools",
+            "suggest_posting_windows,get_engagement_insights,get_operator_feed",
+        ])
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+    let shared = "[sessions]\nkey_file = \"session.key\"\nledger = \"sessions.db\"\n";
+    let skills = repo().join("skills");
+    let (a, a_address) = replica_with(&dir, "a", shared, &skills);
+    let (b, b_address) = replica_with(&dir, "b", shared, &skills);
+    let (nginx, url) = balancer(&dir, &a_address, &b_address);
+    let url = format!("{url}/mcp/skills/posting-schedule");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(60)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let call = |tool: &str, handle: Option<&str>| {
+        let answer = stateless(
+            &agent,
+            &url,
+            &token,
+            "tools/call",
+            tool,
+            json!({"name": tool, "arguments": {}}),
+            handle,
+        );
+        let envelope = answer["result"]["structuredContent"].clone();
+        let next = answer["result"]["_meta"]["dev.harmonia/session"].as_str().map(str::to_owned);
+        (envelope, next.unwrap_or_else(|| panic!("no handle: {answer}")))
+    };
+    let (first, handle) = call("get_operator_feed", None);
+    assert_eq!(first["status"], "success", "{first}");
+    let (retry, handle) = call("get_operator_feed", Some(&handle));
+    assert_eq!(retry["error"]["code"], "call_refused", "a retry after a success is refused: {retry}");
+    let (third, handle) = call("get_operator_feed", Some(&handle));
+    assert_eq!(third["error"]["code"], "call_refused", "a third attempt is refused: {third}");
+    let (second, handle) = call("suggest_posting_windows", Some(&handle));
+    assert_eq!(second["error"]["code"], "call_refused", "a second tool is refused: {second}");
+    let read = stateless(
+        &agent,
+        &url,
+        &token,
+        "resources/read",
+        "harmonia://session/trace",
+        json!({"uri": "harmonia://session/trace"}),
+        Some(&handle),
+    );
+    let document =
+        read["result"]["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("{read}")).to_owned();
+    let reasons: Vec<_> = serde_json::from_str::<serde_json::Value>(&document).unwrap()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["reason"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        reasons,
+        ["", "", "retry_without_retryable_error", "retry_ceiling", "multiple_tools"],
+        "{document}"
+    );
+    // Both replicas served the session's calls.
+    let (on_a, on_b) = (served(&agent, &a_address), served(&agent, &b_address));
+    assert!(on_a >= 1.0 && on_b >= 1.0, "round robin: a served {on_a}, b served {on_b}");
+    // The trace verifies with the key both replicas sign with, on either.
+    let balancer_url = url.trim_end_matches("/mcp/skills/posting-schedule").to_owned();
+    let request = json!({"trace": serde_json::from_str::<serde_json::Value>(&document).unwrap(),
+        "answer": {"status": "error", "answer": "x"}});
+    for _ in 0..2 {
+        let mut response = agent
+            .post(format!("{balancer_url}/v1/validate"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .send(request.to_string())
+            .unwrap();
+        let verdict: serde_json::Value =
+            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        assert_eq!(verdict["seal"]["state"], "verified", "{verdict}");
+    }
+    drop((nginx, a, b));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -195,18 +195,6 @@ impl ComponentCache {
         deserialize(engine, &artifact)
     }
 
-    /// The component for `bytes`: from a valid entry, or compiled and
-    /// stored.
-    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let key = key(bytes);
-        let outcome = match self.lookup(engine, &key) {
-            Lookup::Hit(component) => return Ok((component, CacheOutcome::Hit)),
-            Lookup::Missing => CacheOutcome::Miss,
-            Lookup::Broken => CacheOutcome::Rebuilt,
-        };
-        Ok((self.compile_and_store(engine, bytes, &key)?, outcome))
-    }
-
     fn store(&self, name: &str, artifact: &[u8]) -> std::io::Result<()> {
         static STORED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = STORED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

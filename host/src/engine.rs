@@ -177,6 +177,8 @@ pub struct Runtime {
     pub async_slots: tokio::sync::Semaphore,
     /// Precompiled components, when the cache is on and usable.
     pub cache: Option<ComponentCache>,
+    /// Told when a component is compiled rather than mapped from the cache.
+    pub compile_progress: Option<Arc<dyn crate::plugin::CompileProgress>>,
     /// Where slot waits and running calls are counted, when anywhere.
     pub metrics: Option<crate::metrics::Metrics>,
     _ticker: EpochTicker,
@@ -200,6 +202,7 @@ impl Runtime {
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {
             cache,
+            compile_progress: None,
             engine,
             linker,
             async_linker,

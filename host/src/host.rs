@@ -73,6 +73,29 @@ pub struct CallRecord {
     pub duration: Duration,
     /// The largest linear memory the guest held, in bytes.
     pub peak_memory_bytes: usize,
+    /// What the debug log explains about this call, one line each: the
+    /// rule the guest's answer broke or how it failed, and what it wrote
+    /// to stdout and stderr. Never part of the envelope.
+    pub diagnostics: Vec<String>,
+}
+
+/// What the debug log holds about one run, one line each (see
+/// [`CallRecord::diagnostics`]).
+fn diagnostics(run: &sandbox::CallRun) -> Vec<String> {
+    let mut lines: Vec<String> = run.diagnostic.iter().cloned().collect();
+    for (stream, (text, dropped)) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        let bytes = text.len() + dropped;
+        if bytes == 0 {
+            continue;
+        }
+        let why = if stream == "stdout" {
+            "a tool answers only through its return value; stdout goes to the debug log"
+        } else {
+            "in the debug log"
+        };
+        lines.push(format!("the tool wrote {bytes} bytes to {stream} ({why})"));
+    }
+    lines
 }
 
 /// What [`Host::admit`] decided.
@@ -121,9 +144,17 @@ pub struct HostBuilder {
     public_web_source: Option<Arc<dyn PublicWebSource>>,
     public_web_mock: Option<bool>,
     metrics: Option<Metrics>,
+    compile_progress: Option<Arc<dyn plugin::CompileProgress>>,
 }
 
 impl HostBuilder {
+    /// Tell `progress` when a plugin is compiled rather than mapped from
+    /// the cache (default: nobody is told).
+    pub fn compile_progress(mut self, progress: Arc<dyn plugin::CompileProgress>) -> Self {
+        self.compile_progress = Some(progress);
+        self
+    }
+
     /// Count calls, slot waits, capability uses and loads in `metrics`
     /// (default: not counted). Several hosts may share one handle.
     pub fn metrics(mut self, metrics: Metrics) -> Self {
@@ -188,6 +219,7 @@ impl HostBuilder {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
         runtime.metrics = self.metrics.clone();
+        runtime.compile_progress = self.compile_progress.clone();
         let policy = ImportPolicy::from(&config.wasi);
         let limits = CallLimits::from(&config.limits);
         let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
@@ -292,6 +324,7 @@ impl Host {
             public_web_source: None,
             public_web_mock: None,
             metrics: None,
+            compile_progress: None,
         }
     }
 
@@ -413,7 +446,13 @@ impl Host {
             metrics.call_finished(tool, &envelope, duration, &[]);
         }
         self.log_call(tool, &envelope, duration, context, 0);
-        Ok(Admitted::Answered(CallRecord { envelope, receipts: Vec::new(), duration, peak_memory_bytes: 0 }))
+        Ok(Admitted::Answered(CallRecord {
+            envelope,
+            receipts: Vec::new(),
+            duration,
+            peak_memory_bytes: 0,
+            diagnostics: Vec::new(),
+        }))
     }
 
     /// Count and log a finished run, and keep it.
@@ -430,11 +469,13 @@ impl Host {
         }
         self.log_guest_output(tool, context, &run);
         self.log_call(tool, &run.envelope, duration, context, run.receipts.len());
+        let diagnostics = diagnostics(&run);
         CallRecord {
             envelope: run.envelope,
             receipts: run.receipts,
             duration,
             peak_memory_bytes: run.peak_memory_bytes,
+            diagnostics,
         }
     }
 
@@ -498,8 +539,12 @@ impl Host {
             }
         }
         if let Some(trap) = &run.trap {
-            let fields = vec![("tool", tool.to_owned()), ("trace_id", trace), ("trap", trap.clone())];
+            let fields = vec![("tool", tool.to_owned()), ("trace_id", trace.clone()), ("trap", trap.clone())];
             self.inner.logger.emit(Level::Debug, "call.trap", fields);
+        }
+        if let Some(rule) = &run.diagnostic {
+            let fields = vec![("tool", tool.to_owned()), ("trace_id", trace), ("rule", rule.clone())];
+            self.inner.logger.emit(Level::Debug, "call.diagnostic", fields);
         }
     }
 }

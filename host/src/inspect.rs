@@ -11,10 +11,11 @@ use crate::component_shape::{ComponentShape, Counts, ShapeError};
 use crate::config::HostConfig;
 use crate::descriptor::Descriptor;
 use crate::engine::Runtime;
-use crate::plugin::{self, PluginOrigin};
+use crate::plugin::{self, CompileProgress, PluginOrigin};
 use crate::policy::ImportPolicy;
 use crate::sandbox::CallLimits;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// One import and how this host links it.
 #[derive(Clone, Debug, Serialize)]
@@ -62,8 +63,14 @@ pub enum InspectError {
     },
 }
 
-/// Inspect component bytes under `config`'s policy and limits.
-pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<Inspection, InspectError> {
+/// Inspect component bytes under `config`'s policy and limits; `progress`
+/// is told when the descriptor needs a compile.
+pub fn inspect(
+    config: &HostConfig,
+    bytes: &[u8],
+    origin: PluginOrigin,
+    progress: Option<Arc<dyn CompileProgress>>,
+) -> Result<Inspection, InspectError> {
     let shape = ComponentShape::read(bytes)
         .map_err(|source| InspectError::NotAComponent { origin: origin.clone(), source })?;
     let policy = ImportPolicy::from(&config.wasi);
@@ -78,7 +85,7 @@ pub fn inspect(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Resul
         .map_err(|error| error.to_string());
     let sha256 = sha256_hex(bytes);
     let descriptor = match &world {
-        Ok(_) => describe(config, bytes, &shape, &sha256, origin),
+        Ok(_) => describe(config, bytes, &shape, &sha256, origin, progress),
         Err(_) => Err("not run: its imports are refused".to_owned()),
     };
     Ok(Inspection {
@@ -101,12 +108,14 @@ fn describe(
     shape: &ComponentShape,
     sha256: &str,
     origin: PluginOrigin,
+    progress: Option<Arc<dyn CompileProgress>>,
 ) -> Result<Descriptor, String> {
     let policy = ImportPolicy::from(&config.wasi);
     let limits = CallLimits::from(&config.limits);
-    let runtime =
+    let mut runtime =
         Runtime::new(&config.limits, config.wasi.inert_filesystem_and_sockets, config.cache_dir().as_deref())
             .map_err(|error| format!("cannot start the wasm engine: {error}"))?;
+    runtime.compile_progress = progress;
     plugin::check_shape(policy, limits, shape, &origin).map_err(|error| error.to_string())?;
     let (component, cache) = plugin::compile(&runtime, bytes, &origin).map_err(|error| error.to_string())?;
     plugin::load_compiled(&runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
@@ -122,7 +131,7 @@ mod tests {
     #[test]
     fn bytes_that_are_not_a_component_keep_the_readers_error_as_the_source() {
         let origin = PluginOrigin::File("tool.wasm".into());
-        let error = inspect(&HostConfig::default(), b"not wasm", origin).unwrap_err();
+        let error = inspect(&HostConfig::default(), b"not wasm", origin, None).unwrap_err();
         assert!(error.to_string().starts_with("tool.wasm: not a valid WebAssembly component: "), "{error}");
         let source = error.source().and_then(|source| source.downcast_ref::<ShapeError>());
         assert!(matches!(source, Some(ShapeError::Malformed(_))), "{source:?}");

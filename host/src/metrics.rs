@@ -325,7 +325,7 @@ impl Metrics {
 
     /// Count a request refused with 403 or answered as not found before
     /// MCP handling; `reason` is one of a fixed set (`host_not_allowed`,
-    /// `origin_not_allowed`, `session_not_owned`).
+    /// `origin_not_allowed`, `insufficient_scope`, `session_not_owned`).
     pub fn http_forbidden(&self, reason: &'static str) {
         self.series.forbidden.get_or_create(&ReasonLabel { reason }).inc();
     }

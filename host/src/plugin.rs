@@ -173,17 +173,46 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         .map_err(|source| LoadError::Read { origin: PluginOrigin::File(path.to_owned()), source })
 }
 
+/// Told when a component is compiled rather than mapped from the cache:
+/// the one slow step of a load (10 to 40 s for a Python or JavaScript
+/// tool, under a second for most Rust ones), so a front end can say what
+/// the wait is while it lasts.
+pub trait CompileProgress: Send + Sync {
+    /// Compiling `origin`, `bytes` long, starts; `cache_dir` is where the
+    /// result will be kept (`None`: the cache is off).
+    fn compiling(&self, origin: &PluginOrigin, bytes: usize, cache_dir: Option<&Path>);
+    /// That compile ended (compiled or refused).
+    fn compiled(&self, origin: &PluginOrigin);
+}
+
 /// Compile `bytes` (from the precompiled cache when the runtime has one).
 pub fn compile(
     runtime: &Runtime,
     bytes: &[u8],
     origin: &PluginOrigin,
 ) -> Result<(Component, CacheOutcome), LoadError> {
+    let lookup = lookup(runtime, bytes);
+    if let Lookup::Hit(component) = lookup {
+        return Ok((component, CacheOutcome::Hit));
+    }
+    let progress = runtime.compile_progress.as_deref();
+    if let Some(progress) = progress {
+        progress.compiling(origin, bytes.len(), runtime.cache.as_ref().map(|cache| cache.dir()));
+    }
     let compiled = match &runtime.cache {
-        Some(cache) => cache.component(&runtime.engine, bytes),
+        Some(cache) => {
+            cache.compile_and_store(&runtime.engine, bytes, &crate::cache::key(bytes)).map(|component| {
+                let outcome =
+                    if matches!(lookup, Lookup::Broken) { CacheOutcome::Rebuilt } else { CacheOutcome::Miss };
+                (component, outcome)
+            })
+        }
         None => Component::from_binary(&runtime.engine, bytes)
             .map(|component| (component, CacheOutcome::Bypassed)),
     };
+    if let Some(progress) = progress {
+        progress.compiled(origin);
+    }
     compiled.map_err(|error| LoadError::Compile { origin: origin.clone(), message: compile_message(&error) })
 }
 
@@ -280,6 +309,7 @@ pub fn load(
     let sha256 = checked_hash(sha256)?;
     let (component, cache) = match cached? {
         Lookup::Hit(component) => (component, CacheOutcome::Hit),
+        // The lookup deleted a broken entry; the compile rebuilds it.
         Lookup::Broken => (compile(runtime, bytes, &origin)?.0, CacheOutcome::Rebuilt),
         Lookup::Missing => compile(runtime, bytes, &origin)?,
     };

@@ -26,6 +26,12 @@
 //!   naming a source reserved for the other scope, is
 //!   `tool_execution_failed`: a plugin cannot cite what it did not read;
 //! - a guest past its capability use limits is `tool_execution_failed`.
+//!
+//! Every refusal and failure also gets a diagnostic ([`CallRun::diagnostic`]):
+//! one line naming the rule the guest broke and where ("data must be a JSON
+//! object, got an array", "error code `x` is not declared; declared: ..."),
+//! for the debug log and the conformance report. It never reaches the
+//! envelope, whose messages stay fixed and safe for agents.
 
 use crate::bindings::ToolHostPre;
 use crate::bindings::asynchronous::ToolHostPre as AsyncToolHostPre;
@@ -44,7 +50,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 /// Deadline of `describe` at load.
 pub use crate::limits::DESCRIBE_DEADLINE;
-use crate::limits::HOSTCALL_FUEL;
+use crate::limits::{HOSTCALL_FUEL, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES};
 
 /// Limits applied to every call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +99,9 @@ pub struct CallRun {
     pub stderr: (String, usize),
     /// The raw trap text, for the log only.
     pub trap: Option<String>,
+    /// The rule the guest's answer broke, or how the guest failed, in one
+    /// line; for the log and the conformance report, never the envelope.
+    pub diagnostic: Option<String>,
     /// The largest linear memory the guest held, in bytes.
     pub peak_memory_bytes: usize,
 }
@@ -136,6 +145,9 @@ fn new_store(
     store
 }
 
+/// Wasmtime's text for a guest handing the host more than its hostcall fuel.
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
+
 fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
     if state.timed_out || Instant::now() >= state.deadline {
         return Outcome::TimedOut;
@@ -148,7 +160,7 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
         _ if state.limiter.memory_refused() => Outcome::Failed(ExecutionFailure::MemoryLimit),
         // Wasmtime's hostcall-fuel error type is private; its text is the
         // only way to tell "the guest tried to hand over too much".
-        None if error.to_string().contains("fuel allocated for hostcalls has been exhausted") => {
+        None if error.to_string().contains(HOSTCALL_FUEL_EXHAUSTED) => {
             Outcome::Failed(ExecutionFailure::InvalidOutput)
         }
         _ => Outcome::Failed(ExecutionFailure::Trapped),
@@ -164,6 +176,7 @@ fn no_slot() -> CallRun {
         stdout: Default::default(),
         stderr: Default::default(),
         trap: None,
+        diagnostic: Some("every call slot stayed taken until the call's deadline".into()),
         peak_memory_bytes: 0,
     }
 }
@@ -195,19 +208,77 @@ fn finished(
     store: Store<CallState>,
     outcome: Outcome,
     trap: Option<String>,
+    limits: &Limits,
 ) -> CallRun {
     let state = store.into_data();
     let late = state.timed_out || Instant::now() > state.deadline;
     let outcome = if late { Outcome::TimedOut } else { outcome };
     let provenance = if state.mock_provenance() { Provenance::Mock } else { Provenance::Live };
     let grounding = Grounding { provenance, successful_reads: state.successful_reads };
+    let failure_rule = match &outcome {
+        Outcome::TimedOut => Some(timed_out_rule(limits.deadline, &state)),
+        Outcome::Failed(failure) => Some(failure_rule(*failure, trap.as_deref(), limits)),
+        Outcome::Output(_) | Outcome::ToolError(_) => None,
+    };
+    let (envelope, rule) = judged(descriptor, outcome, grounding);
     CallRun {
-        envelope: envelope(descriptor, outcome, grounding),
+        envelope,
         receipts: state.receipts,
         stdout: state.stdio.stdout.take(),
         stderr: state.stdio.stderr.take(),
         trap,
+        diagnostic: failure_rule.or(rule),
         peak_memory_bytes: state.limiter.peak_memory(),
+    }
+}
+
+/// What a diagnostic needs to name the limit a call ran into.
+struct Limits {
+    deadline: Duration,
+    memory_bytes: usize,
+    fuel: Option<u64>,
+}
+
+/// Why a call ran out of time: waiting on a capability, or running.
+fn timed_out_rule(deadline: Duration, state: &CallState) -> String {
+    let waited = state.receipts.iter().any(|receipt| receipt.status == "timed_out");
+    let doing = if waited {
+        "waiting on its capability"
+    } else {
+        "still running (an endless loop, a wait inside WASI, or more work than the deadline allows)"
+    };
+    format!("the call passed its {} ms deadline with the tool {doing}", deadline.as_millis())
+}
+
+/// How a guest failed, naming the limit or the trap.
+fn failure_rule(failure: ExecutionFailure, trap: Option<&str>, limits: &Limits) -> String {
+    // The trap's last line is its cause (`wasm trap: ...`, a host error);
+    // the lines before it are the backtrace, which the debug log keeps.
+    let cause = trap
+        .and_then(|text| text.lines().map(str::trim).rfind(|line| !line.is_empty()))
+        .unwrap_or("no trap text");
+    match failure {
+        ExecutionFailure::Trapped => format!("the tool trapped: {cause}"),
+        ExecutionFailure::StackOverflow => {
+            "the tool overflowed its wasm stack (limits.wasm_stack_kib; deep recursion?)".into()
+        }
+        ExecutionFailure::MemoryLimit => format!(
+            "the tool asked for more than its {} MiB of linear memory (limits.memory_mib)",
+            limits.memory_bytes / (1024 * 1024)
+        ),
+        ExecutionFailure::FuelExhausted => {
+            format!("the tool used up its {} units of fuel (limits.fuel)", limits.fuel.unwrap_or_default())
+        }
+        ExecutionFailure::CapabilityLimit => format!(
+            "the tool used its capability more than {MAX_CAPABILITY_USES} times, or with more than \
+             {} KiB of URL and read text, in one call",
+            MAX_RECEIPT_BYTES / 1024
+        ),
+        ExecutionFailure::InvalidOutput => {
+            "the tool's answer is too large to copy out of the sandbox (its hostcall fuel ran out)".into()
+        }
+        ExecutionFailure::Instantiation => format!("the component could not be instantiated: {cause}"),
+        ExecutionFailure::UndeclaredError | ExecutionFailure::UngroundedEvidence => cause.to_owned(),
     }
 }
 
@@ -237,6 +308,7 @@ pub struct Invocation<'a> {
 /// Run `invoke` once, on the caller's thread.
 pub fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
     let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
+    let call_deadline = deadline;
     let deadline = Instant::now() + deadline;
     let acquired = runtime.slots.acquire(deadline);
     let metrics = runtime.metrics.as_ref();
@@ -256,7 +328,8 @@ pub fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
         }
         Err(error) => not_instantiated(&error, store.data()),
     };
-    finished(descriptor, store, outcome, trap)
+    let limits = Limits { deadline: call_deadline, memory_bytes: limits.memory_bytes, fuel: limits.fuel };
+    finished(descriptor, store, outcome, trap, &limits)
 }
 
 /// Run `invoke` once as a future, for async embedders.
@@ -268,6 +341,7 @@ pub fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
 /// fiber, and the call ends as `tool_timeout` with the receipts it made.
 pub async fn invoke_async(call: Invocation<'_>, pre: &AsyncToolHostPre<CallState>) -> CallRun {
     let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
+    let call_deadline = deadline;
     let deadline = Instant::now() + deadline;
     let metrics = runtime.metrics.as_ref();
     let slot = match runtime.async_slots.try_acquire() {
@@ -301,7 +375,8 @@ pub async fn invoke_async(call: Invocation<'_>, pre: &AsyncToolHostPre<CallState
             (Outcome::TimedOut, Some("the call's deadline passed with the guest suspended".into()))
         }
     };
-    finished(descriptor, store, outcome, trap)
+    let limits = Limits { deadline: call_deadline, memory_bytes: limits.memory_bytes, fuel: limits.fuel };
+    finished(descriptor, store, outcome, trap, &limits)
 }
 
 /// Why `describe` gave no descriptor.
@@ -348,18 +423,50 @@ pub struct Grounding {
     pub successful_reads: usize,
 }
 
-/// The envelope for an outcome, checked against the descriptor and §1.
-pub fn envelope(descriptor: &Descriptor, outcome: Outcome, grounding: Grounding) -> Envelope {
-    let envelope = match outcome {
-        Outcome::TimedOut => return Envelope::stable_error(&contract::TOOL_TIMEOUT),
-        Outcome::Failed(failure) => return failed(failure),
-        Outcome::Output(output) => success(output, descriptor, grounding),
+/// A guest's answer the host refused, with the rule it broke.
+#[derive(Debug)]
+struct Refusal {
+    failure: ExecutionFailure,
+    rule: String,
+}
+
+impl Refusal {
+    fn new(failure: ExecutionFailure, rule: impl Into<String>) -> Self {
+        Self { failure, rule: rule.into() }
+    }
+}
+
+/// The envelope for an outcome, checked against the descriptor and §1,
+/// and the diagnostic of a refused answer (the rule and where it was
+/// broken) or of a contract code whose message the host replaced.
+fn judged(descriptor: &Descriptor, outcome: Outcome, grounding: Grounding) -> (Envelope, Option<String>) {
+    let judged = match outcome {
+        Outcome::TimedOut => return (Envelope::stable_error(&contract::TOOL_TIMEOUT), None),
+        Outcome::Failed(failure) => return (failed(failure), None),
+        Outcome::Output(output) => success(output, descriptor, grounding).map(|envelope| (envelope, None)),
         Outcome::ToolError(error) => tool_error(descriptor, error),
     };
-    match envelope {
-        Ok(envelope) if envelope.validate().is_ok() => envelope,
-        Ok(_) => failed(ExecutionFailure::InvalidOutput),
-        Err(failure) => failed(failure),
+    match judged {
+        Ok((envelope, note)) => match envelope.validate() {
+            Ok(()) => (envelope, note),
+            Err(error) => (
+                failed(ExecutionFailure::InvalidOutput),
+                Some(format!("the answer breaks the envelope contract: {error}")),
+            ),
+        },
+        Err(refusal) => (failed(refusal.failure), Some(refusal.rule)),
+    }
+}
+
+/// A JSON value's kind, as a diagnostic names it.
+fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 
@@ -367,19 +474,52 @@ fn success(
     output: types::Output,
     descriptor: &Descriptor,
     grounding: Grounding,
-) -> Result<Envelope, ExecutionFailure> {
-    if output.evidence.len() > MAX_EVIDENCE || output.data.len() > MAX_DATA_BYTES {
-        return Err(ExecutionFailure::InvalidOutput);
+) -> Result<Envelope, Refusal> {
+    let invalid = |rule: String| Refusal::new(ExecutionFailure::InvalidOutput, rule);
+    if output.evidence.len() > MAX_EVIDENCE {
+        return Err(invalid(format!(
+            "evidence holds {} items; at most {MAX_EVIDENCE} are allowed",
+            output.evidence.len()
+        )));
     }
-    let foreign_source = output.evidence.iter().any(|item| {
-        contract::reserved_source_scope(&item.source).is_some_and(|scope| scope != descriptor.scope)
+    if output.data.len() > MAX_DATA_BYTES {
+        return Err(invalid(format!(
+            "data is {} bytes; at most {MAX_DATA_BYTES} (1 MiB) are allowed",
+            output.data.len()
+        )));
+    }
+    let foreign = output.evidence.iter().enumerate().find_map(|(index, item)| {
+        contract::reserved_source_scope(&item.source)
+            .filter(|scope| *scope != descriptor.scope)
+            .map(|scope| (index, item, scope))
     });
-    if foreign_source || (!output.evidence.is_empty() && grounding.successful_reads == 0) {
-        return Err(ExecutionFailure::UngroundedEvidence);
+    if let Some((index, item, scope)) = foreign {
+        return Err(Refusal::new(
+            ExecutionFailure::UngroundedEvidence,
+            format!(
+                "evidence[{index}].source `{}` is reserved to {} tools; this tool's scope is {}",
+                item.source,
+                scope.as_str(),
+                descriptor.scope.as_str()
+            ),
+        ));
+    }
+    if !output.evidence.is_empty() && grounding.successful_reads == 0 {
+        return Err(Refusal::new(
+            ExecutionFailure::UngroundedEvidence,
+            format!(
+                "evidence holds {} items, but the call made no successful capability read: cite only what you read",
+                output.evidence.len()
+            ),
+        ));
     }
     let provenance = grounding.provenance;
-    let Ok(serde_json::Value::Object(data)) = serde_json::from_str(&output.data) else {
-        return Err(ExecutionFailure::InvalidOutput);
+    let data = match serde_json::from_str(&output.data) {
+        Ok(serde_json::Value::Object(data)) => data,
+        Ok(other) => return Err(invalid(format!("data must be a JSON object, got {}", kind(&other)))),
+        Err(error) => {
+            return Err(invalid(format!("data must be the text of a JSON object; it is not JSON: {error}")));
+        }
     };
     let evidence = output
         .evidence
@@ -399,21 +539,64 @@ fn category(category: types::ErrorCategory) -> Category {
     }
 }
 
-fn tool_error(descriptor: &Descriptor, error: types::ToolError) -> Result<Envelope, ExecutionFailure> {
+/// The longest guest text a diagnostic quotes, in characters.
+const QUOTED_CHARS: usize = 500;
+
+fn tool_error(
+    descriptor: &Descriptor,
+    error: types::ToolError,
+) -> Result<(Envelope, Option<String>), Refusal> {
     let category = category(error.category);
-    let declared = descriptor
-        .declared(&error.code)
-        .is_some_and(|spec| spec.category == category && spec.retryable == error.retryable);
-    if !declared {
-        return Err(ExecutionFailure::UndeclaredError);
+    let undeclared = |rule: String| Refusal::new(ExecutionFailure::UndeclaredError, rule);
+    let Some(spec) = descriptor.declared(&error.code) else {
+        let declared: Vec<&str> = descriptor.errors.iter().map(|spec| spec.code.as_str()).collect();
+        return Err(undeclared(format!(
+            "error code `{}` is not declared; declared: {}",
+            error.code.chars().take(QUOTED_CHARS).collect::<String>(),
+            declared.join(", ")
+        )));
+    };
+    if spec.category != category || spec.retryable != error.retryable {
+        return Err(undeclared(format!(
+            "error code `{}` is declared with category {}, retryable {}; the tool returned category {category}, \
+             retryable {}",
+            error.code, spec.category, spec.retryable, error.retryable
+        )));
     }
     let stable: Option<&StableCode> = stable_code(&error.code);
-    let message = match stable {
-        Some(stable) => stable.message.to_owned(),
-        None if error.message.chars().any(char::is_control) => return Err(ExecutionFailure::InvalidOutput),
-        None => error.message,
+    let (message, note) = match stable {
+        Some(stable) => {
+            // The guest's own text is replaced; the log keeps it, since a
+            // tool may say there what went wrong (the JavaScript and Python
+            // templates put an uncaught exception there).
+            let own = error.message.trim();
+            let note = (!own.is_empty() && own != stable.message).then(|| {
+                format!(
+                    "the tool answered `{}` saying: {} (the envelope carries the contract's message)",
+                    error.code,
+                    own.chars().take(QUOTED_CHARS).collect::<String>()
+                )
+            });
+            (stable.message.to_owned(), note)
+        }
+        None => {
+            if let Some((at, control)) = error.message.chars().enumerate().find(|(_, c)| c.is_control()) {
+                return Err(Refusal::new(
+                    ExecutionFailure::InvalidOutput,
+                    format!(
+                        "error.message of code `{}` holds the control character U+{:04X} at character {at}; \
+                         messages are 1 to 500 characters without control characters",
+                        error.code, control as u32
+                    ),
+                ));
+            }
+            (error.message, None)
+        }
     };
-    Ok(Envelope::failure(ErrorObject { code: error.code, category, message, retryable: error.retryable }))
+    Ok((
+        Envelope::failure(ErrorObject { code: error.code, category, message, retryable: error.retryable }),
+        note,
+    ))
 }
 
 /// Convert the guest's descriptor; its input schema must be JSON text.

@@ -14,6 +14,11 @@
 //! [oauth]                              # optional: OAuth 2.1 protected-resource metadata (RFC 9728)
 //! resource = "https://mcp.example/mcp" # the canonical resource URI; JWTs must name it in `aud`
 //! authorization_servers = ["https://id.example"]
+//! tool_scope = "harmonia:tools:{tool}" # a JWT calls a tool only with its scope
+//! skill_scope = "harmonia:skills:{skill}"   # and uses a skill's route only with its
+//! [sessions]                           # optional: stateless guarded sessions shared by replicas
+//! key_file = "session.key"             # >= 32 bytes of secret, mode 600: seals the handles
+//! ledger = "sessions.db"               # SQLite: each session's step and trace
 //! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
 //! otlp_endpoint = "http://127.0.0.1:4318/v1/traces"
 //! [metrics]                            # GET /metrics (Prometheus text)
@@ -75,8 +80,25 @@ pub struct ServeConfig {
     pub metrics: MetricsConfig,
     /// Rate limits on tool calls, per credential.
     pub rate_limits: RateLimits,
+    /// Guarded sessions on the stateless revision: the key sealing their
+    /// handles and the ledger holding them, shared by replicas.
+    pub sessions: SessionsConfig,
     /// The bounds.
     pub limits: Limits,
+}
+
+/// `[sessions]`: where stateless guarded sessions (MCP 2026-07-28, no
+/// MCP session) live between calls. Replicas behind one load balancer
+/// name the same two files, so any of them serves any call; a single
+/// process needs neither (a key made at start, a ledger in memory).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    /// A file of at least 32 bytes of secret (mode 600) sealing the
+    /// handles clients carry.
+    pub key_file: Option<PathBuf>,
+    /// The SQLite file holding each session's step and trace.
+    pub ledger: Option<PathBuf>,
 }
 
 /// `[oauth]`: this server as an OAuth 2.1 resource server. Published at
@@ -92,9 +114,32 @@ pub struct OAuthConfig {
     pub resource: String,
     /// The authorization servers that issue tokens for it.
     pub authorization_servers: Vec<String>,
-    /// Scopes a client may ask for (published as `scopes_supported`).
+    /// Scopes published in `scopes_supported` beside every tool's and
+    /// skill's (e.g. `offline_access`).
     #[serde(default)]
     pub scopes_supported: Vec<String>,
+    /// The scope a JWT needs to call a tool: `{tool}` stands for its name
+    /// (without it, one scope for every tool).
+    #[serde(default = "default_tool_scope")]
+    pub tool_scope: String,
+    /// The scope a JWT needs on a skill's route (`/mcp/skills/<name>`) and
+    /// to get its prompt: `{skill}` stands for its name.
+    #[serde(default = "default_skill_scope")]
+    pub skill_scope: String,
+}
+
+fn default_tool_scope() -> String {
+    "harmonia:tools:{tool}".into()
+}
+
+fn default_skill_scope() -> String {
+    "harmonia:skills:{skill}".into()
+}
+
+/// Whether `text` is one scope token (RFC 6749 §3.3: printable ASCII
+/// but space, `"` and `\`).
+pub fn is_scope_token(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|byte| matches!(byte, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 impl OAuthConfig {
@@ -115,6 +160,16 @@ impl OAuthConfig {
     pub fn metadata_url(&self) -> Option<String> {
         let (origin, path) = self.origin_and_path()?;
         Some(format!("{origin}/.well-known/oauth-protected-resource{path}"))
+    }
+
+    /// The scope that lets a JWT call `tool`.
+    pub fn tool_scope(&self, tool: &str) -> String {
+        self.tool_scope.replace("{tool}", tool)
+    }
+
+    /// The scope that lets a JWT use the skill `skill`.
+    pub fn skill_scope(&self, skill: &str) -> String {
+        self.skill_scope.replace("{skill}", skill)
     }
 }
 
@@ -298,6 +353,10 @@ impl ServeConfig {
         if let Some(file) = config.jwt.as_mut().and_then(|jwt| jwt.jwks_file.as_mut()) {
             resolve(file);
         }
+        for file in [config.sessions.key_file.as_mut(), config.sessions.ledger.as_mut()].into_iter().flatten()
+        {
+            resolve(file);
+        }
         config.check()?;
         Ok(config)
     }
@@ -353,6 +412,20 @@ impl ServeConfig {
                 return Err(ServeConfigError::Invalid(
                     "oauth.authorization_servers needs at least one".into(),
                 ));
+            }
+            for (key, template, name) in
+                [("tool_scope", &oauth.tool_scope, "{tool}"), ("skill_scope", &oauth.skill_scope, "{skill}")]
+            {
+                if !is_scope_token(&template.replace(name, "x")) {
+                    return Err(ServeConfigError::Invalid(format!(
+                        "oauth.{key} must be one scope token (printable ASCII, no space, `\"` or `\\`)"
+                    )));
+                }
+            }
+            if let Some(scope) = oauth.scopes_supported.iter().find(|scope| !is_scope_token(scope)) {
+                return Err(ServeConfigError::Invalid(format!(
+                    "oauth.scopes_supported: `{scope}` is not one scope token"
+                )));
             }
             if let Some(jwt) = &self.jwt
                 && jwt.audience != oauth.resource
@@ -443,5 +516,12 @@ mod tests {
         }
         let none = "[oauth]\nresource = \"https://mcp.example/mcp\"\nauthorization_servers = []\n";
         assert!(parse(none).is_err());
+        let config: ServeConfig = toml::from_str(oauth).unwrap();
+        let oauth_config = config.oauth.unwrap();
+        assert_eq!(oauth_config.tool_scope("get_job_status"), "harmonia:tools:get_job_status");
+        assert_eq!(oauth_config.skill_scope("job-status"), "harmonia:skills:job-status");
+        for bad in ["tool_scope = \"a b\"", "skill_scope = \"\"", "scopes_supported = [\"x\\\"y\"]"] {
+            assert!(parse(&format!("{oauth}{bad}\n")).unwrap_err().to_string().contains("scope"), "{bad}");
+        }
     }
 }

@@ -29,7 +29,10 @@
 
 use crate::auth::Principal;
 use crate::catalog;
+use crate::sessions::Refused;
+use crate::sessions::handle::META_KEY;
 use crate::state::ServeState;
+use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
 use harmonia_host::CallContext;
 use harmonia_host::liaison::session::Session;
@@ -38,21 +41,27 @@ use harmonia_host::liaison::trace::EntryKind;
 use harmonia_host::liaison::validator::RuleCode;
 use harmonia_host::metrics::{Bound, Metrics};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ProtocolVersion,
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, Prompt, PromptMessage, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SkillFrontmatter, SkillResource, SkillResources,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tokio::sync::Mutex;
 use tokio::sync::OwnedSemaphorePermit;
+
+/// How long a client may treat a list as fresh (SEP-2549): a minute. A
+/// list is private (it depends on the credential's allow-list and
+/// scopes); a call is checked again whatever a cached list said.
+pub const LIST_TTL_MS: u64 = 60_000;
 
 /// The URI of a skill-bound session's signed trace.
 pub const TRACE_URI: &str = "harmonia://session/trace";
@@ -64,7 +73,67 @@ pub struct McpServer {
     fixed: Option<Principal>,
     pinned: OnceLock<Principal>,
     session: OnceLock<Arc<Mutex<Session>>>,
+    /// Whether this handler serves an MCP session (it saw `initialize`);
+    /// otherwise each request stands alone (the stateless revision).
+    in_session: AtomicBool,
     id: u64,
+}
+
+/// Which guard a call passes.
+enum Guard {
+    /// None: an unbound connection.
+    Unbound,
+    /// The MCP session's.
+    Session(Skill),
+    /// A stateless session's, carried by the handle given (none: a new one).
+    Stateless(Skill, Option<String>),
+}
+
+/// How a call that did not answer with an envelope ended.
+enum Unanswered {
+    /// The session has ended (a bound passed) or the call did not run.
+    Session(String),
+    /// The stateless session's handle or ledger refused it.
+    Refused(Refused),
+}
+
+/// The W3C trace context in a request's `_meta`, if any (SEP-414).
+fn trace_parent(meta: &MetaObject) -> Option<TraceParent> {
+    Some(TraceParent {
+        traceparent: meta.get_traceparent()?.to_owned(),
+        tracestate: meta.get_tracestate().map(str::to_owned),
+    })
+}
+
+/// The URI of a skill's file, as the skills extension (SEP-2640) names it.
+fn skill_uri(skill: &Skill) -> String {
+    format!("skill://{}/SKILL.md", skill.name)
+}
+
+/// A skill as the skills extension lists it: its front matter and its one
+/// file, with the digest of the bytes `resources/read` serves.
+fn skill_entry(skill: &Skill) -> rmcp::model::Skill {
+    let uri = skill_uri(skill);
+    let frontmatter = SkillFrontmatter::new(skill.name.clone(), skill.description.clone())
+        .with_field("allowed-tools", skill.allowed_tools.join(", "));
+    let file = SkillResource::from_bytes(uri.clone(), skill.text.as_bytes());
+    rmcp::model::Skill::new(uri, frontmatter, SkillResources::Files(vec![file]))
+}
+
+/// The handle in a request's `_meta`, if any.
+fn handle_in(meta: &MetaObject) -> Option<String> {
+    meta.0.get(META_KEY).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A JSON-RPC error for a stateless session that cannot go on.
+fn refused(refusal: &Refused) -> ErrorData {
+    let data = serde_json::json!({"reason": refusal.reason(), "retryable": refusal.retryable()});
+    match refusal {
+        Refused::Ledger(crate::sessions::ledger::LedgerError::Store(_)) => {
+            ErrorData::internal_error(refusal.to_string(), Some(data))
+        }
+        _ => ErrorData::invalid_params(refusal.to_string(), Some(data)),
+    }
 }
 
 fn next_id() -> u64 {
@@ -76,7 +145,15 @@ impl McpServer {
     /// A handler; `fixed` is the principal of a stdio connection (HTTP
     /// connections take it from each request).
     pub fn new(state: Arc<ServeState>, skill: Option<Skill>, fixed: Option<Principal>) -> Self {
-        Self { state, skill, fixed, pinned: OnceLock::new(), session: OnceLock::new(), id: next_id() }
+        Self {
+            state,
+            skill,
+            fixed,
+            pinned: OnceLock::new(),
+            session: OnceLock::new(),
+            in_session: AtomicBool::new(false),
+            id: next_id(),
+        }
     }
 
     fn principal(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
@@ -105,6 +182,13 @@ impl McpServer {
         principal.allows(tool) && self.skill.as_ref().is_none_or(|skill| skill.allows(tool))
     }
 
+    /// The skill whose file `uri` names, when `principal` may see it here.
+    fn visible_skill_file(&self, principal: &Principal, uri: &str) -> Option<&Skill> {
+        let name = rmcp::model::skill_name_from_uri(uri)?;
+        let skill = self.state.liaison.skills().get(name)?;
+        (uri == skill_uri(skill) && self.skill_visible(principal, skill)).then_some(skill)
+    }
+
     fn skill_visible(&self, principal: &Principal, skill: &Skill) -> bool {
         self.skill.as_ref().is_none_or(|bound| bound.name == skill.name)
             && skill.allowed_tools.iter().any(|tool| principal.allows(tool))
@@ -124,11 +208,25 @@ impl McpServer {
         Ok(Arc::clone(self.session.get_or_init(|| Arc::new(Mutex::new(session)))))
     }
 
+    /// The guard a call on this connection passes, given the request's
+    /// `_meta`.
+    fn guard(&self, meta: &MetaObject) -> Guard {
+        match &self.skill {
+            None => Guard::Unbound,
+            Some(skill) if self.in_session.load(Ordering::Acquire) || self.fixed.is_some() => {
+                Guard::Session(skill.clone())
+            }
+            Some(skill) => Guard::Stateless(skill.clone(), handle_in(meta)),
+        }
+    }
+
     async fn call(
         &self,
         principal: Principal,
         tool: String,
         args: Value,
+        guard: Guard,
+        parent: Option<TraceParent>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.fixed.is_none()
             && let Err(wait) = self.state.tenants.admit_call(&principal, &tool)
@@ -142,8 +240,8 @@ impl McpServer {
         let Some(permit) = self.permit(&principal, &tool).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
-        let envelope = match &self.skill {
-            None => {
+        let ran = match guard {
+            Guard::Unbound => {
                 let host = self.state.liaison.host().clone();
                 let context = CallContext {
                     workspace: principal.workspace.clone(),
@@ -155,14 +253,14 @@ impl McpServer {
                     let record = host
                         .call_recorded_async(&tool, &args.to_string(), &context)
                         .await
-                        .map_err(|error| error.to_string())?;
-                    state.record_spans(&tool, &record);
-                    Ok::<_, String>(record.envelope)
+                        .map_err(|error| Unanswered::Session(error.to_string()))?;
+                    state.record_spans(&tool, &record, parent.as_ref());
+                    Ok::<_, Unanswered>((record.envelope, None))
                 })
                 .await
             }
-            Some(skill) => {
-                let session = self.session(&principal, skill)?;
+            Guard::Session(skill) => {
+                let session = self.session(&principal, &skill)?;
                 let state = Arc::clone(&self.state);
                 tokio::spawn(async move {
                     let _permit = permit;
@@ -170,23 +268,65 @@ impl McpServer {
                     let (envelope, record) = session
                         .call_recorded_async(&tool, &args)
                         .await
-                        .map_err(|error| format!("{}: {error}", error.code()))?;
+                        .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
                     // A session that ended records nothing: only an
                     // answered call has a new entry to count.
                     if let Some(metrics) = state.metrics() {
                         count_refusal(metrics, &session, &tool);
                     }
                     if let Some(record) = record {
-                        state.record_spans(&tool, &record);
+                        state.record_spans(&tool, &record, parent.as_ref());
                     }
-                    Ok::<_, String>(envelope)
+                    Ok::<_, Unanswered>((envelope, None))
+                })
+                .await
+            }
+            Guard::Stateless(skill, handle) => {
+                let state = Arc::clone(&self.state);
+                // The session is held for the call: its deadline, and a
+                // margin for recording it.
+                let deadline = state.liaison.host().deadline(&tool).unwrap_or_default();
+                let lease =
+                    (deadline + std::time::Duration::from_secs(5)).min(state.limits.request_timeout());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let sessions = &state.sessions;
+                    let mut held = sessions
+                        .hold(&state.liaison, &principal, &skill, handle.as_deref(), lease)
+                        .await
+                        .map_err(Unanswered::Refused)?;
+                    let (envelope, record) = held
+                        .session()
+                        .call_recorded_async(&tool, &args)
+                        .await
+                        .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
+                    if let Some(metrics) = state.metrics() {
+                        count_refusal(metrics, held.session(), &tool);
+                    }
+                    if let Some(record) = record {
+                        state.record_spans(&tool, &record, parent.as_ref());
+                    }
+                    let next = sessions.record(held).await.map_err(Unanswered::Refused)?;
+                    Ok::<_, Unanswered>((envelope, Some(next)))
                 })
                 .await
             }
         };
-        match envelope {
-            Ok(Ok(envelope)) => Ok(catalog::result(&envelope).into()),
-            Ok(Err(message)) => Err(ErrorData::invalid_request(message, None)),
+        match ran {
+            Ok(Ok((envelope, handle))) => {
+                let mut result = catalog::result(&envelope);
+                if let Some(handle) = handle {
+                    let mut meta = MetaObject::new();
+                    meta.0.insert(META_KEY.to_owned(), Value::String(handle));
+                    result.meta = Some(meta);
+                }
+                Ok(result.into())
+            }
+            Ok(Err(Unanswered::Session(message))) => Err(ErrorData::invalid_request(message, None)),
+            Ok(Err(Unanswered::Refused(refusal))) => {
+                tracing::info!(reason = refusal.reason(), "stateless session call refused");
+                Err(refused(&refusal))
+            }
             Err(_) => Err(ErrorData::internal_error("the call did not finish", None)),
         }
     }
@@ -271,9 +411,14 @@ fn count_refusal(metrics: &Metrics, session: &Session, tool: &str) {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts();
-        let capabilities =
-            if self.skill.is_some() { capabilities.enable_resources().build() } else { capabilities.build() };
+        // Skills are served twice: as prompts (every client) and through the
+        // skills extension, whose files are resources.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_skills()
+            .build();
         let instructions = match &self.skill {
             Some(skill) => format!(
                 "Harmonia read-only tools, bound to the skill `{}`: one tool per session, a retry only after a retryable error. Every result is the contract envelope.",
@@ -287,13 +432,17 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // The guard lives in an MCP session, which only the handshake
-        // versions have; a skill-bound connection offers only those.
-        if self.skill.is_some() {
-            Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
-        } else {
-            Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
-        }
+        // A guard lives in the MCP session on the handshake revisions and
+        // in a sealed handle and the ledger on the stateless one.
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        // What a route offers is the same for every credential, but it is
+        // only answered to one: no shared cache keeps it.
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn initialize(
@@ -303,6 +452,7 @@ impl ServerHandler for McpServer {
     ) -> Result<InitializeResult, ErrorData> {
         // Pins the session to the credential that opened it.
         self.principal(&context)?;
+        self.in_session.store(true, Ordering::Release);
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -321,7 +471,9 @@ impl ServerHandler for McpServer {
             .filter(|info| self.visible(&principal, &info.descriptor.name))
             .map(|info| catalog::tool(&info.descriptor))
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut listed = ListToolsResult::with_all_items(tools);
+        (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
+        Ok(listed)
     }
 
     async fn call_tool(
@@ -339,7 +491,8 @@ impl ServerHandler for McpServer {
             return Ok(catalog::result(&catalog::not_allowed()).into());
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        self.call(principal, tool, args).await
+        let guard = self.guard(&context.meta.0);
+        self.call(principal, tool, args, guard, trace_parent(&context.meta.0)).await
     }
 
     async fn list_prompts(
@@ -356,7 +509,9 @@ impl ServerHandler for McpServer {
             .filter(|skill| self.skill_visible(&principal, skill))
             .map(|skill| Prompt::new(skill.name.clone(), Some(skill.description.clone()), None))
             .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        let mut listed = ListPromptsResult::with_all_items(prompts);
+        (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
+        Ok(listed)
     }
 
     async fn get_prompt(
@@ -377,13 +532,46 @@ impl ServerHandler for McpServer {
             .into())
     }
 
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let principal = self.principal(&context)?;
+        let skills = self
+            .state
+            .liaison
+            .skills()
+            .iter()
+            .filter(|skill| self.skill_visible(&principal, skill))
+            .map(skill_entry)
+            .collect();
+        let mut listed = ListSkillsResult::with_all_items(skills);
+        (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
+        Ok(listed)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let principal = self.principal(&context)?;
+        let skill = self
+            .visible_skill_file(&principal, &request.uri)
+            .ok_or_else(|| ErrorData::invalid_params(format!("no skill at `{}`", request.uri), None))?;
+        Ok(GetSkillResult::new(skill_entry(skill))
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.principal(&context)?;
-        let resources = match &self.skill {
+        let principal = self.principal(&context)?;
+        let mut resources = match &self.skill {
             Some(_) => vec![
                 Resource::new(TRACE_URI, "trace")
                     .with_description("This session's trace, signed with the host key")
@@ -391,7 +579,18 @@ impl ServerHandler for McpServer {
             ],
             None => Vec::new(),
         };
-        Ok(ListResourcesResult::with_all_items(resources))
+        resources.extend(
+            self.state.liaison.skills().iter().filter(|skill| self.skill_visible(&principal, skill)).map(
+                |skill| {
+                    Resource::new(skill_uri(skill), skill.name.clone())
+                        .with_description(skill.description.clone())
+                        .with_mime_type("text/markdown")
+                },
+            ),
+        );
+        let mut listed = ListResourcesResult::with_all_items(resources);
+        (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
+        Ok(listed)
     }
 
     async fn read_resource(
@@ -400,13 +599,36 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = self.principal(&context)?;
+        if let Some(skill) = self.visible_skill_file(&principal, &request.uri) {
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(skill.text.clone(), request.uri.clone())
+                    .with_mime_type("text/markdown"),
+            ])
+            .into());
+        }
         let (Some(skill), TRACE_URI) = (&self.skill, request.uri.as_str()) else {
             return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None));
         };
-        let session = self.session(&principal, skill)?;
-        let document = {
-            let session = session.lock().await;
-            session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+        let document = match self.guard(&context.meta.0) {
+            Guard::Stateless(skill, Some(handle)) => self
+                .state
+                .sessions
+                .trace(&self.state.liaison, &principal, &skill, &handle)
+                .await
+                .map_err(|refusal| refused(&refusal))?,
+            Guard::Stateless(..) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "outside an MCP session, the trace is read with the session's handle in `_meta` under `{META_KEY}`"
+                    ),
+                    None,
+                ));
+            }
+            _ => {
+                let session = self.session(&principal, skill)?;
+                let session = session.lock().await;
+                session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+            }
         };
         let text = document.to_value().to_string();
         Ok(ReadResourceResult::new(vec![

@@ -14,6 +14,8 @@
 //! - [`handler`]: the MCP handler (tools, skills as prompts, the trace).
 //! - [`http`]: streamable HTTP on axum: Host and Origin, authentication,
 //!   session ownership, bounds, drain.
+//! - [`sessions`]: guarded sessions on the stateless revision: sealed
+//!   handles and the ledger replicas share.
 //! - [`replica`]: session ids that name the replica holding them, and
 //!   the credential owning them.
 //! - [`stdio`]: the stdio transport for a local agent host.
@@ -27,6 +29,7 @@ pub mod config;
 pub mod handler;
 pub mod http;
 pub mod replica;
+pub mod sessions;
 pub mod stalled_writes;
 pub mod state;
 pub mod stdio;

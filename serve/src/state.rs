@@ -2,7 +2,8 @@
 //! the bounds, the in-flight call slots, every credential's share and
 //! the call spans.
 
-use crate::config::{Limits, RateLimits};
+use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
+use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
 use crate::tenants::Tenants;
 use harmonia_host::liaison::session::Liaison;
@@ -25,17 +26,35 @@ pub struct ServeState {
     pub trace_key: PublicKey,
     /// Where each call's spans go, when telemetry is on.
     pub spans: Option<CallSpans>,
+    /// Guarded sessions on the stateless revision.
+    pub sessions: GuardedSessions,
+}
+
+/// Why the shared state could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The trace key.
+    #[error(transparent)]
+    Key(#[from] harmonia_host::liaison::signing::KeyError),
+    /// The stateless sessions' key or ledger.
+    #[error(transparent)]
+    Sessions(#[from] SetupError),
 }
 
 impl ServeState {
     /// State for `liaison` under `limits` and the default rate limits,
     /// recording each call's spans in `spans` when given.
-    pub fn new(
-        liaison: Liaison,
-        limits: Limits,
-        spans: Option<CallSpans>,
-    ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
+    pub fn new(liaison: Liaison, limits: Limits, spans: Option<CallSpans>) -> Result<Arc<Self>, StateError> {
         Self::with_rate_limits(liaison, limits, RateLimits::default(), spans)
+    }
+
+    /// State for `liaison` as `config` says (bounds, rates, sessions).
+    pub fn from_config(
+        liaison: Liaison,
+        config: &ServeConfig,
+        spans: Option<CallSpans>,
+    ) -> Result<Arc<Self>, StateError> {
+        Self::build(liaison, config.limits.clone(), config.rate_limits.clone(), &config.sessions, spans)
     }
 
     /// State for `liaison` under `limits`, calls limited by `rates`.
@@ -44,9 +63,20 @@ impl ServeState {
         limits: Limits,
         rates: RateLimits,
         spans: Option<CallSpans>,
-    ) -> Result<Arc<Self>, harmonia_host::liaison::signing::KeyError> {
+    ) -> Result<Arc<Self>, StateError> {
+        Self::build(liaison, limits, rates, &SessionsConfig::default(), spans)
+    }
+
+    fn build(
+        liaison: Liaison,
+        limits: Limits,
+        rates: RateLimits,
+        sessions: &SessionsConfig,
+        spans: Option<CallSpans>,
+    ) -> Result<Arc<Self>, StateError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
+            sessions: GuardedSessions::new(sessions, &limits)?,
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
             liaison,
@@ -62,10 +92,15 @@ impl ServeState {
     }
 
     /// Record the spans of a call of `tool` that just ended, when
-    /// telemetry is on.
-    pub fn record_spans(&self, tool: &str, record: &harmonia_host::CallRecord) {
+    /// telemetry is on, under the client's span when `parent` names one.
+    pub fn record_spans(
+        &self,
+        tool: &str,
+        record: &harmonia_host::CallRecord,
+        parent: Option<&crate::telemetry::TraceParent>,
+    ) {
         if let Some(spans) = &self.spans {
-            spans.record(tool, record, std::time::SystemTime::now());
+            spans.record_within(tool, record, std::time::SystemTime::now(), parent);
         }
     }
 

@@ -46,6 +46,29 @@ pub struct TelemetryError {
     source: opentelemetry_otlp::ExporterBuildError,
 }
 
+/// A client's W3C trace context, as a request's `_meta` carries it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceParent {
+    /// `traceparent`.
+    pub traceparent: String,
+    /// `tracestate`, when given.
+    pub tracestate: Option<String>,
+}
+
+impl TraceParent {
+    /// The context of the remote span it names (empty when malformed),
+    /// read by OpenTelemetry's own W3C propagator.
+    fn context(&self) -> Context {
+        use opentelemetry::propagation::TextMapPropagator;
+        let mut carrier = std::collections::HashMap::new();
+        carrier.insert("traceparent".to_owned(), self.traceparent.clone());
+        if let Some(state) = &self.tracestate {
+            carrier.insert("tracestate".to_owned(), state.clone());
+        }
+        opentelemetry_sdk::propagation::TraceContextPropagator::new().extract(&carrier)
+    }
+}
+
 /// How long an export may take before it is dropped.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -95,6 +118,20 @@ impl CallSpans {
 
     /// The spans of one call of `tool` that ended at `ended`.
     pub fn record(&self, tool: &str, record: &CallRecord, ended: SystemTime) {
+        self.record_within(tool, record, ended, None);
+    }
+
+    /// [`CallSpans::record`], the call's span a child of the client's
+    /// span when `parent` carries a valid W3C trace context (the request's
+    /// `_meta` `traceparent` and `tracestate`, SEP-414); a malformed one
+    /// is ignored and the span starts its own trace.
+    pub fn record_within(
+        &self,
+        tool: &str,
+        record: &CallRecord,
+        ended: SystemTime,
+        parent: Option<&TraceParent>,
+    ) {
         let started = ended.checked_sub(record.duration).unwrap_or(ended);
         let envelope = &record.envelope;
         let mut attributes = vec![
@@ -109,13 +146,14 @@ impl CallSpans {
                 attributes.push(KeyValue::new("harmonia.error.retryable", error.retryable));
             }
         }
+        let remote = parent.map(TraceParent::context).unwrap_or_default();
         let mut call = self
             .tracer
             .span_builder("harmonia.call")
             .with_kind(SpanKind::Internal)
             .with_start_time(started)
             .with_attributes(attributes)
-            .start(&self.tracer);
+            .start_with_context(&self.tracer, &remote);
         if let Some(error) = &envelope.error {
             call.set_status(Status::error(error.code.clone()));
         }

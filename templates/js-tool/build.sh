@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Build the JavaScript tool into one component, in one command:
-#     templates/js-tool/build.sh [OUTPUT]     (default: hn_top_story.wasm next to this script)
+#     build.sh [--world public|workspace] [OUTPUT]
+# The world is the capability the tool imports: `public` (public-tool,
+# src/public_app.js) or `workspace` (workspace-tool, src/workspace_app.js);
+# the default is the line `world=` below. OUTPUT defaults to the tool's
+# name next to this script.
 # Needs componentize-js 0.23.0 (the engine `jco componentize` drives): the
 # one in target/test-deps/node of the Harmonia checkout holding this
 # template (scripts/install-test-deps.sh installs it), else
 # `componentize-js` on PATH (npm install -g @bytecodealliance/componentize-js@0.23.0).
-# The WIT is the checkout's wit/tools.wit, or $HARMONIA_WIT when the
-# template was copied out of the checkout.
+# The WIT is wit/tools.wit in this directory or an ancestor (the checkout's),
+# or $HARMONIA_WIT.
 #
 # Every WASI feature of the JS runtime is disabled, so the component
 # imports only harmonia:tools and loads under any Harmonia config: no
@@ -18,8 +22,18 @@
 # and wasi:filesystem (the runtime's adapter needs it; Harmonia links it
 # with no preopens).
 set -euo pipefail
+world=public
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$(realpath -m "${1:-$here/hn_top_story.wasm}")"
+if [ "${1:-}" = --world ]; then
+  world="${2:-}"
+  shift 2 || true
+fi
+case "$world" in
+  public) tool=hn_top_story ;;
+  workspace) tool=posts_by_weekday ;;
+  *) echo "build.sh: --world must be public or workspace, not '$world'" >&2; exit 2 ;;
+esac
+out="$(realpath -m "${1:-$here/$tool.wasm}")"
 
 find_up() { # the nearest ancestor of the template holding $1
   local dir="$here"
@@ -44,5 +58,5 @@ disable=(stdio random clocks http fetch-event)
 
 mkdir -p "$(dirname "$out")"
 cd "$here"
-"$componentize_js" src/app.js --wit "$wit" --world-name public-tool --disable "${disable[@]}" --out "$out" >/dev/null
+"$componentize_js" "src/${world}_app.js" --wit "$wit" --world-name "$world-tool" --disable "${disable[@]}" --out "$out" >/dev/null
 echo "$out"

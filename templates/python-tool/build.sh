@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # Build the Python tool into one component, in one command:
-#     templates/python-tool/build.sh [OUTPUT]     (default: hn_top_story.wasm next to this script)
+#     build.sh [--world public|workspace] [OUTPUT]
+# The world is the capability the tool imports: `public` (public-tool,
+# src/public_app.py) or `workspace` (workspace-tool, src/workspace_app.py);
+# the default is the line `world=` below. OUTPUT defaults to the tool's
+# name next to this script.
 # Needs componentize-py 0.25.1: the one in target/test-deps/venv of the
 # Harmonia checkout holding this template (scripts/install-test-deps.sh
 # installs it), else `componentize-py` on PATH (pip install componentize-py==0.25.1).
-# The WIT is the checkout's wit/tools.wit, or $HARMONIA_WIT when the
-# template was copied out of the checkout.
+# The WIT is wit/tools.wit in this directory or an ancestor (the checkout's),
+# or $HARMONIA_WIT.
 set -euo pipefail
+world=public
 here="$(cd "$(dirname "$0")" && pwd)"
-out="$(realpath -m "${1:-$here/hn_top_story.wasm}")"
+if [ "${1:-}" = --world ]; then
+  world="${2:-}"
+  shift 2 || true
+fi
+case "$world" in
+  public) tool=hn_top_story ;;
+  workspace) tool=posts_by_weekday ;;
+  *) echo "build.sh: --world must be public or workspace, not '$world'" >&2; exit 2 ;;
+esac
+out="$(realpath -m "${1:-$here/$tool.wasm}")"
 
 find_up() { # the nearest ancestor of the template holding $1
   local dir="$here"
@@ -36,5 +50,5 @@ mkdir -p "$(dirname "$out")"
 cd "$here"
 # Only src/ is the app (the tests and the output stay out of the component);
 # no bytecode is written into the template.
-PYTHONDONTWRITEBYTECODE=1 "${componentize_py[@]}" -q -d "$wit" -w public-tool componentize app -p "$here/src" -o "$out"
+PYTHONDONTWRITEBYTECODE=1 "${componentize_py[@]}" -q -d "$wit" -w "$world-tool" componentize "${world}_app" -p "$here/src" -o "$out"
 echo "$out"

@@ -8,6 +8,14 @@
 //! session id), and the stateless 2026-07-28 form; no client SDK's cost is
 //! in the figure, but the HTTP client's is.
 //!
+//! A guarded call (on a skill route) is timed on both revisions in the
+//! same run: in an MCP session (handshake), and carried by a sealed handle
+//! through the session ledger (stateless 2026-07-28). Each sample is a
+//! new session's first call (the tool runs) and its second (the guard
+//! refuses a retry after a success): the second differs between the two
+//! revisions only by the carried state, opened, checked against the
+//! ledger, the guard rebuilt from the trace, recorded and sealed again.
+//!
 //! Two floors put the MCP figure in context, both through the same client:
 //! `GET /healthz` (HTTP alone), and the same call behind a bare hyper
 //! endpoint on the same runtime (HTTP, the call in its own task as the
@@ -144,6 +152,199 @@ impl Session {
         let (_, text) = post(&self.agent, &self.url, &self.token, Some(&self.id), &body)?;
         message(&text)
     }
+
+    /// End the MCP session (its place in the bounds freed at once).
+    fn close(self) -> Result<()> {
+        self.agent
+            .delete(&self.url)
+            .header("Authorization", &format!("Bearer {}", self.token))
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", "2025-06-18")
+            .call()?;
+        Ok(())
+    }
+}
+
+/// One stateless guarded `tools/call` on a skill route, carrying `handle`
+/// (none: a new session); the answer and the handle for the next call.
+fn call_carried(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    handle: Option<&str>,
+    n: u64,
+) -> Result<(Value, String)> {
+    let mut body = stateless_body(TOOL, serde_json::from_str(INPUT)?, n);
+    if let Some(handle) = handle {
+        body["params"]["_meta"][harmonia_serve::sessions::handle::META_KEY] = json!(handle);
+    }
+    let mut request = agent.post(url);
+    for (name, value) in stateless_headers(TOOL, token) {
+        request = request.header(name, &value);
+    }
+    let mut response = request.send(body.to_string())?;
+    let answer = message(&response.body_mut().read_to_string()?)?;
+    let next = answer["result"]["_meta"][harmonia_serve::sessions::handle::META_KEY]
+        .as_str()
+        .with_context(|| format!("no session handle: {answer}"))?
+        .to_owned();
+    Ok((answer, next))
+}
+
+/// The guard's verdict in a call's answer: `success`, or the error code.
+fn outcome(answer: &Value) -> &str {
+    let envelope = &answer["result"]["structuredContent"];
+    envelope["error"]["code"].as_str().or(envelope["status"].as_str()).unwrap_or("no envelope")
+}
+
+/// The carried state of a stateless guarded session on its own (no
+/// HTTP): a session's second step held by its handle and recorded,
+/// `steps` times, each on a session whose first call ran. In one process
+/// (`across` empty: the ledger in memory, the guard kept warm), or with
+/// the second step on another replica sharing the key and the ledger file
+/// in `across` (the guard rebuilt from the stored trace, the ledger on
+/// disk).
+fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Samples> {
+    use harmonia_serve::auth::Principal;
+    use harmonia_serve::config::SessionsConfig;
+    use harmonia_serve::sessions::GuardedSessions;
+    let liaison = Liaison::new(host.clone(), SkillSet::builtin())?;
+    let skill = liaison.skills().get("job-status").context("the job-status skill")?.clone();
+    let mut config = bench_serve_config();
+    config.limits.max_sessions = 1_000_000;
+    config.limits.max_sessions_per_credential = 1_000_000;
+    let sessions = match across {
+        None => SessionsConfig::default(),
+        Some(dir) => {
+            let key = dir.join("session.key");
+            std::fs::write(&key, "bench-key-shared-by-both-replicas-0123456789")?;
+            std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+            let ledger = dir.join("sessions.db");
+            let _ = std::fs::remove_file(&ledger);
+            SessionsConfig { key_file: Some(key), ledger: Some(ledger) }
+        }
+    };
+    let first = GuardedSessions::new(&sessions, &config.limits)?;
+    let second = match across {
+        None => None,
+        Some(_) => Some(GuardedSessions::new(&sessions, &config.limits)?),
+    };
+    let next = second.as_ref().unwrap_or(&first);
+    let principal = Principal {
+        id: "token:tok_bench".into(),
+        workspace: Some("ws_demo".into()),
+        allow: [TOOL.to_owned()].into(),
+        rate: None,
+    };
+    let arguments: Value = serde_json::from_str(INPUT)?;
+    let lease = Duration::from_secs(30);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let warm = steps.min(200);
+    let mut times = Vec::with_capacity(steps + warm);
+    runtime.block_on(async {
+        for _ in 0..steps + warm {
+            let mut held = first.hold(&liaison, &principal, &skill, None, lease).await?;
+            held.session().call_recorded_async(TOOL, &arguments).await?;
+            let handle = first.record(held).await?;
+            let started = Instant::now();
+            let held = next.hold(&liaison, &principal, &skill, Some(&handle), lease).await?;
+            next.record(held).await?;
+            times.push(started.elapsed());
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(Samples::new(times.split_off(warm)))
+}
+
+/// A guarded call on both revisions, the figures into `out`.
+fn guarded_round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() })?;
+    let token = token_file(dir, TOOL)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let mut config = bench_serve_config();
+    // Every sample opens two sessions; the stateless ones stay in the
+    // ledger until their idle time passes.
+    config.limits.max_sessions = 1_000_000;
+    config.limits.max_sessions_per_credential = 1_000_000;
+    let (url, stop, running) = serve_on(&runtime, &host, &config, dir)?;
+    let skill = format!("{url}/skills/job-status");
+    let agent = loopback_agent(Duration::from_secs(30));
+    let samples = effort.tool_calls;
+    let warm = samples.min(50);
+    let mut times: [Vec<Duration>; 5] = Default::default();
+    for n in 0..(warm + samples) as u64 {
+        let session = Session::open(&skill, &token)?;
+        let started = Instant::now();
+        let first = session.call(n)?;
+        let handshake_first = started.elapsed();
+        let started = Instant::now();
+        let second = session.call(n)?;
+        let handshake_second = started.elapsed();
+        session.close()?;
+        let started = Instant::now();
+        let (carried_first, handle) = call_carried(&agent, &skill, &token, None, n)?;
+        let stateless_first = started.elapsed();
+        let started = Instant::now();
+        let (carried_second, _) = call_carried(&agent, &skill, &token, Some(&handle), n)?;
+        let stateless_second = started.elapsed();
+        let started = Instant::now();
+        let unguarded = call_stateless(&agent, &url, &token, n)?;
+        let unguarded_call = started.elapsed();
+        let verdicts = [&first, &second, &carried_first, &carried_second, &unguarded].map(outcome);
+        anyhow::ensure!(
+            verdicts == ["success", "call_refused", "success", "call_refused", "success"],
+            "a guarded call did not answer as the guard says: {verdicts:?}"
+        );
+        if n >= warm as u64 {
+            let each = [handshake_first, handshake_second, stateless_first, stateless_second, unguarded_call];
+            for (kept, time) in times.iter_mut().zip(each) {
+                kept.push(time);
+            }
+        }
+    }
+    let _ = stop.send(());
+    let _ = runtime.block_on(running);
+    let [handshake_first, handshake_second, stateless_first, stateless_second, unguarded] =
+        times.map(Samples::new);
+    let carried = carried_state(&host, samples * 10, None)?;
+    let replicas = dir.join("replicas");
+    std::fs::create_dir_all(&replicas)?;
+    let carried_across = carried_state(&host, samples * 10, Some(&replicas))?;
+    out.say(format!(
+        "\nGuarded tools/call on the skill route job-status, {TOOL} (mock), {samples} sessions:"
+    ));
+    for (what, samples) in [
+        ("handshake, first call:   ", &handshake_first),
+        ("stateless, first call:   ", &stateless_first),
+        ("handshake, second call:  ", &handshake_second),
+        ("stateless, second call:  ", &stateless_second),
+        ("unguarded stateless call:", &unguarded),
+    ] {
+        out.say(format!("  {what}  p50 {:8.1} us   p99 {:8.1} us", samples.p50_us(), samples.p99_us()));
+    }
+    out.say(format!(
+        "  the carried state alone, one process (handle opened and checked, ledger step held, step recorded, next handle sealed): p50 {:.1} us   p99 {:.1} us",
+        carried.p50_us(),
+        carried.p99_us()
+    ));
+    out.say(format!(
+        "  the same, the step on another replica (ledger file shared, guard rebuilt from the trace): p50 {:.1} us   p99 {:.1} us",
+        carried_across.p50_us(),
+        carried_across.p99_us()
+    ));
+    out.say(format!(
+        "  stateless second call - handshake second call: {:.1} us at p50 (the carried state and the SDK's per-request service against its session task)",
+        stateless_second.p50_us() - handshake_second.p50_us()
+    ));
+    out.insert("mcp_guarded_handshake_first_us_p50", json!(handshake_first.p50_us()));
+    out.insert("mcp_guarded_stateless_first_us_p50", json!(stateless_first.p50_us()));
+    out.insert("mcp_guarded_handshake_second_us_p50", json!(handshake_second.p50_us()));
+    out.insert("mcp_guarded_stateless_second_us_p50", json!(stateless_second.p50_us()));
+    out.insert("mcp_guarded_unguarded_us_p50", json!(unguarded.p50_us()));
+    out.insert("mcp_guarded_carried_state_us_p50", json!(carried.p50_us()));
+    out.insert("mcp_guarded_carried_state_us_p99", json!(carried.p99_us()));
+    out.insert("mcp_guarded_carried_across_replicas_us_p50", json!(carried_across.p50_us()));
+    Ok(())
 }
 
 /// The serve config of the bench: one credential drives every call, so
@@ -413,6 +614,7 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<()> {
         round_trip(effort, out, &dir)?;
+        guarded_round_trip(effort, out, &dir)?;
         std::fs::write(dir.join("serve.toml"), "tokens_file = \"tokens.toml\"\n")?;
         start_to_ready(&dir)?; // warms the cache
         let mut times: Vec<Duration> =

@@ -1,9 +1,16 @@
 //! `harmonia call TOOL`: one sandboxed call; the envelope on stdout.
+//!
+//! Stderr is for the person at the terminal, never parsed: a workspace
+//! tool called with no workspace bound says why it was refused, and an
+//! envelope the debug log explains further ends with one line naming the
+//! cause and how to see the rest (`HARMONIA_LOG=debug`).
 
 use crate::args::HostArgs;
-use crate::setup::{UsageError, build_host};
+use crate::setup::{UsageError, build_host, log_level};
 use anyhow::Result;
-use harmonia_host::CallContext;
+use harmonia_host::descriptor::Scope;
+use harmonia_host::log::Level;
+use harmonia_host::{CallContext, CallRecord};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -35,5 +42,35 @@ pub fn run(
             eprintln!("receipt {}", serde_json::to_string(receipt)?);
         }
     }
+    let scope = host.descriptor(tool).map(|descriptor| descriptor.scope);
+    if let Some(why) = unbound_workspace(scope, context.workspace.as_deref(), &record) {
+        eprintln!("harmonia: {why}");
+    }
+    if let Some(hint) = hint(&record, log_level()) {
+        eprintln!("harmonia: {hint}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a workspace tool called with no workspace bound was refused.
+fn unbound_workspace(scope: Option<Scope>, workspace: Option<&str>, record: &CallRecord) -> Option<String> {
+    let refused = record.envelope.error.as_ref().is_some_and(|error| error.code == "authorization_failed");
+    (scope == Some(Scope::Workspace) && workspace.is_none() && refused).then(|| {
+        "no workspace is bound, so every workspace read is unauthorized (authorization_failed): pass \
+         --workspace ID or set HARMONIA_WORKSPACE (with --mock, the demo workspace is ws_demo)"
+            .to_owned()
+    })
+}
+
+/// The call's diagnostics on one line and how to see the rest; `None`
+/// when the debug log holds nothing about the call, or was on (it just
+/// said it all).
+fn hint(record: &CallRecord, level: Level) -> Option<String> {
+    if record.diagnostics.is_empty() || level >= Level::Debug {
+        return None;
+    }
+    Some(format!(
+        "{} (run with HARMONIA_LOG=debug to see the tool's output and the trap)",
+        record.diagnostics.join("; ")
+    ))
 }

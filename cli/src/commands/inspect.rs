@@ -8,11 +8,12 @@ use harmonia_host::plugin::PluginOrigin;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(path: &Path, config: Option<&Path>, json: bool) -> Result<ExitCode> {
+pub fn run(path: &Path, config: Option<&Path>, json: bool, quiet: bool) -> Result<ExitCode> {
     let config = load_config(config)?;
     let bytes = std::fs::read(path)
         .map_err(|error| UsageError(format!("cannot read {}: {error}", path.display())))?;
-    let report = inspect(&config, &bytes, PluginOrigin::File(path.to_owned()))?;
+    let progress = crate::progress::CompileSpinner::unless_quiet(quiet);
+    let report = inspect(&config, &bytes, PluginOrigin::File(path.to_owned()), progress)?;
     if json {
         let value = serde_json::json!({
             "sha256": report.sha256,

@@ -4,6 +4,7 @@ mod call;
 mod conformance;
 
 mod inspect;
+pub mod new;
 mod review;
 pub mod serve;
 mod session;
@@ -22,7 +23,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Call { tool, input, workspace, host, pretty, receipts } => {
             call::run(&tool, &input, workspace, &host, pretty, receipts)
         }
-        Command::Inspect { path, config, json } => inspect::run(&path, config.as_deref(), json),
+        Command::New { tool, lang, world, dir } => new::run(&tool, lang, world, dir.as_deref()),
+        Command::Inspect { path, config, json, quiet } => inspect::run(&path, config.as_deref(), json, quiet),
         Command::Workspace { command } => workspace::run(command),
         Command::Validate { trace, answer, submission, public_key, config, json, skills } => {
             let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
@@ -47,15 +49,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())
         }
-        Command::Conformance { paths, json, config, web_fixture, workspace_fixture, deadline_cap_ms } => {
-            conformance::run(
-                &paths,
-                json,
-                config.as_deref(),
-                web_fixture.as_deref(),
-                workspace_fixture.as_deref(),
-                deadline_cap_ms,
-            )
+        Command::Conformance {
+            paths,
+            json,
+            config,
+            web_fixture,
+            workspace_fixture,
+            deadline_cap_ms,
+            quiet,
+        } => {
+            let fixtures = conformance::Fixtures {
+                web: web_fixture.as_deref(),
+                workspace: workspace_fixture.as_deref(),
+            };
+            conformance::run(&paths, json, config.as_deref(), fixtures, deadline_cap_ms, quiet)
         }
     }
 }

@@ -197,12 +197,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     // Built outside the runtime: the exporter's blocking HTTP client may
     // not be made or dropped inside it.
     let spans = CallSpans::from_config(&config.telemetry)?;
-    let state = ServeState::with_rate_limits(
-        liaison,
-        config.limits.clone(),
-        config.rate_limits.clone(),
-        spans.clone(),
-    )?;
+    let state = ServeState::from_config(liaison, &config, spans.clone())?;
     let result = serve(args, config, state, skill);
     if let Some(spans) = spans {
         spans.shutdown();

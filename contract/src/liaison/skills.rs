@@ -29,6 +29,9 @@ pub struct Skill {
     pub workflow: String,
     /// Lowercase hex SHA-256 of the whole file.
     pub sha256: String,
+    /// The whole file, as read: the bytes `sha256` digests (served as the
+    /// skill's `SKILL.md` by the MCP skills extension).
+    pub text: String,
 }
 
 /// Why skills could not be loaded.
@@ -79,6 +82,7 @@ impl Skill {
         let malformed =
             |reason: &str| SkillError::Malformed { file: file.to_owned(), reason: reason.to_owned() };
         let sha256 = sha256_hex(text.as_bytes());
+        let file_text = text.to_owned();
         let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
         let rest = text
             .strip_prefix("---\n")
@@ -114,7 +118,14 @@ impl Skill {
         if allowed_tools.is_empty() {
             return Err(malformed("`allowed-tools` names no tool"));
         }
-        Ok(Self { name, description, allowed_tools, workflow: workflow.trim().to_owned(), sha256 })
+        Ok(Self {
+            name,
+            description,
+            allowed_tools,
+            workflow: workflow.trim().to_owned(),
+            sha256,
+            text: file_text,
+        })
     }
 
     /// Whether the skill allows `tool`.

@@ -23,6 +23,8 @@
 //! - [`capability`]: the read-only capabilities as plain traits
 //!   ([`PublicWeb`], [`Workspace`]), so tool logic can run and be tested
 //!   natively as well as in the sandbox.
+//! - [`time`]: strict RFC 3339 parsing to UTC, the one the host and the
+//!   built-in tools use (workspace times such as `publishedAt` are RFC 3339).
 //! - `testing` (feature `testing`): what test guests share, their
 //!   descriptor and the raw input and output hostile guests need.
 //! - `guest` (wasm32 only): the one `wit_bindgen::generate!`, the host-backed
@@ -35,6 +37,11 @@ pub mod input;
 pub mod output;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+/// Strict RFC 3339 date-times, parsed to UTC seconds (docs/contract.md).
+pub mod time {
+    pub use harmonia_contract::time::{UtcTime, parse_rfc3339};
+}
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

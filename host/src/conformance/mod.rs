@@ -16,6 +16,11 @@
 //! | `limits` | a normal call takes at most a quarter of the deadline and half the memory limit (figures reported) |
 //! | `evidence` | a normal call succeeds with evidence whose ids match the formula, whose references are non-empty, and which cites only records the capability returned |
 //!
+//! A failing check's reason names what the tool returned and ends, after
+//! ` — `, with the call's diagnostics ([`CallRecord::diagnostics`]): the rule its answer
+//! broke and the JSON path, how it failed, what it wrote to stdout. The
+//! envelope itself never carries them.
+//!
 //! A reference counts as returned when it, or its last `/`-, `=`- or
 //! `?`-separated segment (an id inside a URL), appears in a body the
 //! capability served during that call. When loading fails, the later checks
@@ -29,7 +34,8 @@ use crate::config::HostConfig;
 use crate::descriptor::DescriptorError;
 use crate::envelope::Envelope;
 use crate::host::{CallContext, CallRecord, Host, HostError};
-use crate::plugin::{LoadError, PluginInfo};
+use crate::log::{LogSink, NullLog};
+use crate::plugin::{CompileProgress, LoadError, PluginInfo};
 use crate::policy::World;
 use scripted::{CANARY, FAULTS, Fault, Script, ScriptedWeb, ScriptedWorkspace, Scripts};
 use serde::Serialize;
@@ -65,7 +71,7 @@ pub struct PluginReport {
 }
 
 /// How the suite runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Limits, policy and cache (plugins and capabilities are ignored).
     pub config: HostConfig,
@@ -75,6 +81,22 @@ pub struct Options {
     pub web_fixture: Vec<u8>,
     /// Workspace document the healthy workspace serves.
     pub workspace_fixture: Value,
+    /// Where the checked component's calls are logged (default: discarded);
+    /// at debug level, each call's stdout, stderr, trap and diagnostic.
+    pub log: Arc<dyn LogSink>,
+    /// Told when the component is compiled rather than mapped from the cache.
+    pub compile_progress: Option<Arc<dyn CompileProgress>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("config", &self.config)
+            .field("deadline_cap_ms", &self.deadline_cap_ms)
+            .field("web_fixture_bytes", &self.web_fixture.len())
+            .field("workspace_fixture", &self.workspace_fixture)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Options {
@@ -84,6 +106,8 @@ impl Default for Options {
             deadline_cap_ms: 2_000,
             web_fixture: DEFAULT_WEB_FIXTURE.as_bytes().to_vec(),
             workspace_fixture: serde_json::from_str(DEMO_WORKSPACE_JSON).unwrap_or(Value::Null),
+            log: Arc::new(NullLog),
+            compile_progress: None,
         }
     }
 }
@@ -147,11 +171,15 @@ pub fn run(name: &str, bytes: Vec<u8>, options: &Options) -> PluginReport {
     config.limits.max_deadline_ms = Some(
         config.limits.max_deadline_ms.map_or(options.deadline_cap_ms, |cap| cap.min(options.deadline_cap_ms)),
     );
-    let host = Host::builder(config)
+    let mut builder = Host::builder(config)
+        .log(Arc::clone(&options.log))
         .component_from(std::path::Path::new(name), bytes)
         .public_web_source(Arc::new(ScriptedWeb(Arc::clone(&scripts))))
-        .workspace_source(Arc::new(ScriptedWorkspace(Arc::clone(&scripts))))
-        .build();
+        .workspace_source(Arc::new(ScriptedWorkspace(Arc::clone(&scripts))));
+    if let Some(progress) = &options.compile_progress {
+        builder = builder.compile_progress(Arc::clone(progress));
+    }
+    let host = builder.build();
     let mut checks = load_checks(host.as_ref().err());
     checks.push(denied_links(&options.config));
     let (tool, more) = match &host {
@@ -241,6 +269,16 @@ fn describe(envelope: &Envelope) -> String {
     }
 }
 
+/// Why a call answered as it did, from its diagnostics: ` — ` and each
+/// line, or nothing. Appended at the end of a failing check's reason.
+fn why(record: &CallRecord) -> String {
+    if record.diagnostics.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", record.diagnostics.join("; "))
+    }
+}
+
 impl Suite<'_> {
     fn name(&self) -> &str {
         &self.info.descriptor.name
@@ -271,22 +309,27 @@ impl Suite<'_> {
     fn inputs(&self) -> Check {
         let probes = inputs::probes(&self.info.descriptor.input_schema);
         for probe in &probes {
-            let envelope = self.call(Script::Healthy, &probe.input).envelope;
+            let record = self.call(Script::Healthy, &probe.input);
+            let envelope = &record.envelope;
             let problem = if Envelope::from_value(&envelope.to_value()).is_err() {
                 Some("is not a valid envelope".to_owned())
-            } else if code(&envelope).is_some_and(|code| self.info.descriptor.declared(code).is_none()) {
-                Some(format!("returned undeclared {}", describe(&envelope)))
-            } else if matches!(code(&envelope), Some("tool_execution_failed" | "tool_timeout")) {
-                Some(format!("returned {}", describe(&envelope)))
+            } else if code(envelope).is_some_and(|code| self.info.descriptor.declared(code).is_none()) {
+                Some(format!("returned undeclared {}", describe(envelope)))
+            } else if matches!(code(envelope), Some("tool_execution_failed" | "tool_timeout")) {
+                Some(format!("returned {}", describe(envelope)))
             } else if probe.malformed
                 && envelope.error.as_ref().is_none_or(|error| error.category.as_str() != "validation")
             {
-                Some(format!("returned {}; malformed input must be a validation error", describe(&envelope)))
+                Some(format!("returned {}; malformed input must be a validation error", describe(envelope)))
             } else {
                 None
             };
             if let Some(problem) = problem {
-                return check("envelope.inputs", false, format!("{}: {problem}", probe.label));
+                return check(
+                    "envelope.inputs",
+                    false,
+                    format!("{}: {problem}{}", probe.label, why(&record)),
+                );
             }
         }
         check(
@@ -319,7 +362,11 @@ impl Suite<'_> {
         }
         match code(&record.envelope) {
             Some(code) if code == expected => check(id, true, format!("{expected}, nothing leaked")),
-            _ => check(id, false, format!("returned {}; expected {expected}", describe(&record.envelope))),
+            _ => check(
+                id,
+                false,
+                format!("returned {}; expected {expected}{}", describe(&record.envelope), why(&record)),
+            ),
         }
     }
 
@@ -351,14 +398,19 @@ impl Suite<'_> {
         let passed = !failed && fast && small;
         let verdict =
             if failed { format!("returned {}; ", describe(&record.envelope)) } else { String::new() };
-        check("limits", passed, format!("{verdict}{figures}"))
+        let why = if passed { String::new() } else { why(&record) };
+        check("limits", passed, format!("{verdict}{figures}{why}"))
     }
 
     fn evidence(&self) -> Check {
         let record = self.call(Script::Healthy, &self.sample());
         let envelope = &record.envelope;
         if !envelope.is_success() {
-            return check("evidence", false, format!("a normal call returned {}", describe(envelope)));
+            return check(
+                "evidence",
+                false,
+                format!("a normal call returned {}{}", describe(envelope), why(&record)),
+            );
         }
         if envelope.evidence.is_empty() {
             return check("evidence", false, "a successful call returned no evidence");

@@ -49,6 +49,20 @@ pub struct Liaison {
     signer: Arc<OnceLock<TraceSigner>>,
 }
 
+/// Why a trace cannot be carried on by [`Liaison::resume`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeError {
+    /// The first entry is not the activation of a skill this liaison has.
+    #[error("the trace does not begin with the activation of a known skill")]
+    NoActivation,
+    /// The skill's file changed since the session activated it.
+    #[error("skill `{0}` changed since the session activated it")]
+    SkillChanged(String),
+    /// An entry no session records at that place.
+    #[error("entry {0} is not one a session records there")]
+    BadEntry(u64),
+}
+
 /// Why a session operation failed (not a tool call: those always answer
 /// with an envelope).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -156,6 +170,58 @@ impl Liaison {
     /// the default bounds.
     pub fn session(&self, context: CallContext) -> Session {
         self.session_with_limits(context, SessionLimits::default())
+    }
+
+    /// The session that recorded `trace`, carried on: a session kept in a
+    /// store between calls (a stateless MCP session) is paused as its
+    /// trace and resumed from it. The guard's counters are rebuilt by
+    /// replaying the entries, so the next call is judged exactly as if the
+    /// session had never paused. A trace no session of these skills could
+    /// have recorded is refused, as is one whose skill file changed since.
+    pub fn resume(
+        &self,
+        context: CallContext,
+        trace: Trace,
+        limits: SessionLimits,
+    ) -> Result<Session, ResumeError> {
+        let mut session = self.session_with_limits(context, limits);
+        let mut entries = trace.entries.into_iter();
+        let activation = entries.next().ok_or(ResumeError::NoActivation)?;
+        let skill = match (&activation.kind, &activation.skill, activation.sequence) {
+            (EntryKind::SkillActivation, Some(name), 1) => {
+                self.skills.get(name).ok_or(ResumeError::NoActivation)?
+            }
+            _ => return Err(ResumeError::NoActivation),
+        };
+        if activation.sha256.as_deref() != Some(skill.sha256.as_str()) {
+            return Err(ResumeError::SkillChanged(skill.name.clone()));
+        }
+        session.skill = Some(skill.name.clone());
+        session.trace.entries.push(activation);
+        for entry in entries {
+            let sequence = entry.sequence;
+            let (Some(tool), Some(args), Some(response)) = (&entry.name, &entry.args, &entry.response) else {
+                return Err(ResumeError::BadEntry(sequence));
+            };
+            let outcome = match entry.kind {
+                EntryKind::ToolCall => Outcome::Called(response),
+                EntryKind::ToolRefused => Outcome::Refused,
+                EntryKind::SkillActivation => return Err(ResumeError::BadEntry(sequence)),
+            };
+            let next_sequence = session.next_sequence();
+            let attempt = session.attempts_by_tool.entry(tool.clone()).or_insert(0);
+            *attempt += 1;
+            if sequence != next_sequence || entry.attempt != Some(*attempt) {
+                return Err(ResumeError::BadEntry(sequence));
+            }
+            if matches!(outcome, Outcome::Refused) {
+                session.refusals += 1;
+            }
+            session.recorded_bytes += (tool.len() as u64).saturating_add(json_size(args));
+            session.attempts.record(tool, args, outcome);
+            session.trace.entries.push(entry);
+        }
+        Ok(session)
     }
 
     /// A new session for `context` with `limits`.

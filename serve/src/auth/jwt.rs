@@ -11,14 +11,16 @@
 //! (a token may not choose `none` or an HMAC keyed by a public key). The
 //! workspace is the string in the configured claim; the allow-list is the
 //! configured tools claim (an array of names, or one space-separated
-//! string), else the configured default list.
+//! string), else the configured default list; the scopes are the
+//! configured scope claim (a space-separated string or an array).
 
-use super::{AuthError, Principal};
+use super::{AuthError, Principal, Scopes};
 use crate::config::Rate;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::mpsc::{RecvTimeoutError, SyncSender};
 use std::sync::{Arc, RwLock, Weak};
@@ -49,6 +51,10 @@ pub struct JwtConfig {
     /// The claim listing the allowed tools.
     #[serde(default = "default_tools_claim")]
     pub tools_claim: String,
+    /// The claim granting OAuth scopes (a space-separated string, RFC
+    /// 8693 §4.2, or an array); with `[oauth]`, a tool needs its scope.
+    #[serde(default = "default_scope_claim")]
+    pub scope_claim: String,
     /// Tools allowed when the token has no tools claim.
     #[serde(default)]
     pub default_tools: Vec<String>,
@@ -66,6 +72,9 @@ fn default_workspace_claim() -> String {
 }
 fn default_tools_claim() -> String {
     "harmonia_tools".into()
+}
+fn default_scope_claim() -> String {
+    "scope".into()
 }
 fn default_rate_limit_claim() -> String {
     "harmonia_rate_limit".into()
@@ -229,6 +238,12 @@ impl JwtVerifier {
 
     /// The principal for a JWT, or why it is refused.
     pub fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        self.verify_scoped(token).map(|(principal, _)| principal)
+    }
+
+    /// The principal for a JWT and the scopes it grants (none without the
+    /// scope claim), or why it is refused.
+    pub fn verify_scoped(&self, token: &str) -> Result<(Principal, Scopes), AuthError> {
         let invalid = |reason: &str| AuthError::InvalidJwt(reason.to_owned());
         let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("malformed header"))?;
         if !ASYMMETRIC.contains(&header.alg) {
@@ -292,12 +307,23 @@ impl JwtVerifier {
                     .ok_or_else(|| invalid("rate limit claim must be {calls_per_second, burst}"))?,
             ),
         };
-        Ok(Principal {
+        let scopes = match claims.get(&self.config.scope_claim) {
+            None => BTreeSet::new(),
+            Some(Value::String(list)) => list.split_whitespace().map(str::to_owned).collect(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| invalid("scope claim must hold strings"))?,
+            Some(_) => return Err(invalid("scope claim must be a string or a list")),
+        };
+        let principal = Principal {
             id: jwt_identity(&self.config.issuer, &claims, token, workspace),
             workspace: Some(workspace.to_owned()),
             allow,
             rate,
-        })
+        };
+        Ok((principal, Scopes(scopes)))
     }
 }
 

@@ -5,7 +5,8 @@
 //! A credential is either a static bearer token ([`tokens`], stored only
 //! as its SHA-256) or a JWT access token checked against a JWKS ([`jwt`]).
 //! Either one yields a [`Principal`]; the workspace comes only from it,
-//! never from a tool argument or a header the client chooses.
+//! never from a tool argument or a header the client chooses. A JWT also
+//! grants [`Scopes`].
 
 pub mod jwt;
 pub mod tokens;
@@ -38,6 +39,21 @@ impl Principal {
     /// Whether the credential allows `tool`.
     pub fn allows(&self, tool: &str) -> bool {
         self.allow.contains(tool)
+    }
+}
+
+/// The OAuth scopes a JWT grants (RFC 6749 §3.3). Only a JWT has them: a
+/// static token is governed by its allow-list alone. With `[oauth]`, a
+/// tool or a skill needs its scope ([`crate::http::scopes`]). They are
+/// checked on every request and are no part of the [`Principal`], so a
+/// client that steps up to more scopes keeps its MCP session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scopes(pub BTreeSet<String>);
+
+impl Scopes {
+    /// Whether `scope` is granted.
+    pub fn grants(&self, scope: &str) -> bool {
+        self.0.contains(scope)
     }
 }
 
@@ -100,6 +116,12 @@ impl Authenticator {
 
     /// The principal for an `Authorization` header value.
     pub fn authenticate(&self, header: Option<&str>) -> Result<Principal, AuthError> {
+        self.credential(header).map(|(principal, _)| principal)
+    }
+
+    /// The principal for an `Authorization` header value and, for a JWT,
+    /// the scopes it grants.
+    pub fn credential(&self, header: Option<&str>) -> Result<(Principal, Option<Scopes>), AuthError> {
         let header = header.ok_or(AuthError::Missing)?;
         let (scheme, token) = header.split_once(' ').ok_or(AuthError::Malformed)?;
         let token = token.trim();
@@ -109,10 +131,10 @@ impl Authenticator {
         if let Some(jwt) = &self.jwt
             && jwt::looks_like_jwt(token)
         {
-            return jwt.verify(token);
+            return jwt.verify_scoped(token).map(|(principal, scopes)| (principal, Some(scopes)));
         }
         match &self.tokens {
-            Some(store) => store.verify(token),
+            Some(store) => store.verify(token).map(|principal| (principal, None)),
             None => Err(AuthError::UnknownToken),
         }
     }

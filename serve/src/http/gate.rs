@@ -17,9 +17,11 @@
 //!    object, a batch).
 //! 3. **Sessions where the guard needs one.** On a skill route, a request
 //!    without a session is refused (400, -32600) unless it opens one
-//!    (`initialize`) or only asks which revisions are spoken
-//!    (`server/discover`) or is a notification: the guard lives in the
-//!    session, and a request outside one would run unguarded.
+//!    (`initialize`), only asks which revisions are spoken
+//!    (`server/discover`), is a notification, or stands alone as on the
+//!    stateless revision (its protocol version in `_meta`), where the
+//!    guard is carried by a sealed handle ([`crate::sessions`]): a request
+//!    outside both would run unguarded.
 //! 4. **A new session within the bounds**: `max_sessions` over the server
 //!    and `max_sessions_per_credential` for the caller (503 with
 //!    `Retry-After`); the session it opens is owned by the caller.
@@ -41,36 +43,31 @@ use std::sync::{Arc, Mutex};
 pub struct ConnectionTenant(Mutex<Option<ConnectionHold>>);
 
 /// 401: the RFC 6750 challenge (naming the resource metadata, RFC 9728,
-/// when `[oauth]` publishes it), and a JSON-RPC error body, so a client
-/// that shows the body rather than the status still says "unauthorized".
-fn unauthorized(error: &AuthError, metadata_url: Option<&str>) -> Response {
-    let mut challenge = "Bearer realm=\"harmonia\"".to_owned();
-    if let Some(url) = metadata_url {
-        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
-    }
-    if let Some(code) = error.bearer_error() {
-        challenge.push_str(&format!(", error=\"{code}\""));
-    }
+/// and the scopes `path` needs, when `[oauth]` publishes them), and a
+/// JSON-RPC error body, so a client that shows the body rather than the
+/// status still says "unauthorized".
+fn unauthorized(error: &AuthError, app: &App, path: &str) -> Response {
+    let scope = app.scopes.as_ref().and_then(|scopes| scopes.route_scope(path));
+    let challenge =
+        super::scopes::challenge(app.metadata_url.as_deref(), error.bearer_error(), scope.as_deref());
     let body = json!({"jsonrpc": "2.0", "id": null,
         "error": {"code": -32001, "message": format!("Unauthorized: {error}")}});
     let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     response
 }
 
 /// The bearer check, then the connection's place in the credential's share.
 pub(crate) async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
     let header = request.headers().get(header::AUTHORIZATION).map(|value| value.to_str().unwrap_or(" "));
-    let principal = match app.auth.authenticate(header) {
-        Ok(principal) => principal,
+    let (principal, scopes) = match app.auth.credential(header) {
+        Ok(credential) => credential,
         Err(error) => {
             tracing::warn!(reason = %error, method = %request.method(), path = request.uri().path(), "authentication failed");
             if let Some(metrics) = app.state.metrics() {
                 metrics.authentication_failure(error.reason());
             }
-            return unauthorized(&error, app.metadata_url.as_deref());
+            return unauthorized(&error, &app, request.uri().path());
         }
     };
     if let Some(connection) = request.extensions().get::<Arc<ConnectionTenant>>() {
@@ -89,6 +86,9 @@ pub(crate) async fn authenticate(State(app): State<Arc<App>>, mut request: Reque
         }
     }
     request.extensions_mut().insert(principal);
+    if let Some(scopes) = scopes {
+        request.extensions_mut().insert(scopes);
+    }
     next.run(request).await
 }
 
@@ -178,7 +178,7 @@ fn not_your_session() -> Response {
 /// guard needs one, and a new session's bounds (the module doc).
 pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let Some(principal) = request.extensions().get::<Principal>().cloned() else {
-        return unauthorized(&AuthError::Missing, app.metadata_url.as_deref());
+        return unauthorized(&AuthError::Missing, &app, request.uri().path());
     };
     let session =
         request.headers().get("mcp-session-id").map(|id| id.to_str().unwrap_or_default().to_owned());
@@ -215,13 +215,25 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
     }
     match method {
         Some("initialize") => open_session(&app, principal, request, next).await,
-        Some(method) if skill_route && method != "server/discover" && is_request(&message) => {
+        Some(method)
+            if skill_route
+                && method != "server/discover"
+                && is_request(&message)
+                && !stands_alone(&message) =>
+        {
             invalid_request(
-                "this skill's guard lives in an MCP session: send `initialize` first and then the session id",
+                "this skill's guard lives in an MCP session or, on the stateless revision, in a sealed handle: send `initialize` first and then the session id, or give the request its protocol version in `_meta`",
             )
         }
         _ => next.run(request).await,
     }
+}
+
+/// Whether a request stands alone, as on the stateless revision: it
+/// names its protocol version in `_meta`, so the SDK serves it outside
+/// any MCP session and the handler guards it by the handle it carries.
+fn stands_alone(message: &Value) -> bool {
+    message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some_and(Value::is_string)
 }
 
 fn is_request(message: &Value) -> bool {

@@ -22,7 +22,9 @@
 //! 403 otherwise). Every other request than the health probes and an open
 //! `/metrics` needs `Authorization: Bearer`: without a valid one it gets
 //! 401 with `WWW-Authenticate` and never reaches MCP handling; the failure
-//! is logged without the token. MCP requests then pass [`gate`]: a session
+//! is logged without the token. With `[oauth]`, a JWT also needs the
+//! scope of the skill whose route it uses and of the tool it calls
+//! ([`scopes`]: 403 otherwise). MCP requests pass [`gate`]: a session
 //! id must be the caller's own, the message well-formed JSON-RPC, a new
 //! session within the server's and the credential's bounds. Bounds: bodies
 //! over `limits.max_body_kib` get 413; a request slower than
@@ -35,11 +37,13 @@
 //! drained.
 //!
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
-//! MCP gate), [`validate`] (`/v1/validate`), [`listener`] (connections).
+//! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
+//! [`listener`] (connections).
 
 pub mod gate;
 pub mod listener;
 pub mod origin;
+pub mod scopes;
 pub mod validate;
 
 use crate::auth::Authenticator;
@@ -81,6 +85,8 @@ pub(crate) struct App {
     validations: Arc<tokio::sync::Semaphore>,
     /// Where the OAuth protected-resource metadata is, when published.
     metadata_url: Option<String>,
+    /// The scopes tools and skills need, with `[oauth]`.
+    scopes: Option<scopes::ScopePolicy>,
 }
 
 /// Why a request gets 503 before MCP handling.
@@ -191,16 +197,17 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
 /// Where RFC 9728 puts the protected-resource metadata.
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
-/// The RFC 9728 metadata document of `[oauth]`.
-fn resource_metadata(oauth: &crate::config::OAuthConfig) -> serde_json::Value {
+/// The RFC 9728 metadata document of `[oauth]`: every tool's and skill's
+/// scope among `scopes_supported`.
+fn resource_metadata(oauth: &crate::config::OAuthConfig, scopes: &scopes::ScopePolicy) -> serde_json::Value {
     let mut metadata = json!({
         "resource": oauth.resource,
         "authorization_servers": oauth.authorization_servers,
         "bearer_methods_supported": ["header"],
         "resource_name": "Harmonia read-only tools",
     });
-    if !oauth.scopes_supported.is_empty() {
-        metadata["scopes_supported"] = json!(oauth.scopes_supported);
+    if !scopes.supported().is_empty() {
+        metadata["scopes_supported"] = json!(scopes.supported());
     }
     metadata
 }
@@ -281,14 +288,17 @@ impl HttpServer {
             answered: Notify::new(),
             validations: Arc::new(tokio::sync::Semaphore::new(limits.max_validations as usize)),
             metadata_url: config.oauth.as_ref().and_then(|oauth| oauth.metadata_url()),
+            scopes: config.oauth.as_ref().map(|oauth| scopes::ScopePolicy::new(oauth, &state)),
         });
         let mut protected = mcp
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), gate::mcp_gate))
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_route))
             .route("/v1/validate", post(validate::validate))
             .route("/v1/review", post(validate::review_route));
         let mut open = Router::new();
-        if let Some(oauth) = &config.oauth {
-            let metadata = resource_metadata(oauth);
+        if let (Some(oauth), Some(scopes)) = (&config.oauth, &app.scopes) {
+            let metadata = resource_metadata(oauth, scopes);
             let path = oauth.origin_and_path().map(|(_, path)| path).unwrap_or_default();
             let serve = move || {
                 let metadata = metadata.clone();

@@ -430,9 +430,27 @@ fn malformed_json_rpc_gets_400_with_invalid_request() {
 }
 
 #[test]
-fn skill_routes_serve_nothing_outside_a_session() {
+fn skill_routes_serve_nothing_unguarded_outside_a_session() {
     let upstream = Loopback::start();
     let server = Server::start(&upstream, ServeConfig::default());
+    let plain = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_job_status",
+        "arguments": {"job_id": "job-7"}}});
+    // Neither in a session nor standing alone (no version in `_meta`),
+    // whatever the header says: refused before anything runs.
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let answer = server.post(
+            "/mcp/skills/job-status",
+            &server.token,
+            &[("mcp-protocol-version", version)],
+            &plain,
+        );
+        assert_eq!(answer.status, 400, "{version}: {}", answer.body);
+        assert!(answer.body.contains("initialize"), "{}", answer.body);
+    }
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(server.post("/mcp/skills/job-status", &server.token, &[], &list).status, 400);
+    // Standing alone (its version in `_meta`), a call is guarded by a
+    // session of its own, carried by the handle it is answered with.
     let per_request = |version: &str| {
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_job_status",
             "arguments": {"job_id": "job-7"},
@@ -440,18 +458,22 @@ fn skill_routes_serve_nothing_outside_a_session() {
                       "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
                       "io.modelcontextprotocol/clientCapabilities": {}}}})
     };
-    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+    for version in ["2025-11-25", "2026-07-28"] {
         let answer = server.post(
             "/mcp/skills/job-status",
             &server.token,
-            &[("mcp-protocol-version", version)],
+            &[
+                ("mcp-protocol-version", version),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "get_job_status"),
+            ],
             &per_request(version),
         );
-        assert_eq!(answer.status, 400, "{version}: {}", answer.body);
-        assert!(answer.body.contains("initialize"), "{}", answer.body);
+        assert_eq!(answer.status, 200, "{version}: {}", answer.body);
+        let result = &answer.json()["result"];
+        assert_eq!(result["structuredContent"]["status"], "success", "{version}: {}", answer.body);
+        assert!(result["_meta"]["dev.harmonia/session"].is_string(), "{version}: {}", answer.body);
     }
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    assert_eq!(server.post("/mcp/skills/job-status", &server.token, &[], &list).status, 400);
     // Inside a session the guard runs and records.
     let session = server.open_session("/mcp/skills/job-status", &server.token);
     let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-06-18")];

@@ -1,10 +1,15 @@
 //! `harmonia serve`'s integration tests, one binary (wasmtime is linked
 //! once): the scrape and the in-flight bound ([`metrics`]), spans
-//! ([`telemetry`]), the OAuth resource metadata ([`oauth`]), and the
-//! server under a hostile client ([`adversary`]).
+//! ([`telemetry`]), the OAuth resource metadata ([`oauth`]) and scopes
+//! ([`scopes`]), the server under a hostile client ([`adversary`]), guarded
+//! sessions on the stateless revision ([`stateless`]), and skills through
+//! the skills extension ([`skills_extension`]).
 
 mod adversary;
 mod metrics;
 mod oauth;
+mod scopes;
+mod skills_extension;
+mod stateless;
 mod support;
 mod telemetry;

@@ -13,7 +13,9 @@ fn the_protected_resource_metadata_is_published_and_every_401_names_it() {
     let oauth = OAuthConfig {
         resource: "http://127.0.0.1/mcp".into(),
         authorization_servers: vec!["https://id.example".into()],
-        scopes_supported: vec!["harmonia:tools".into()],
+        scopes_supported: vec!["offline_access".into()],
+        tool_scope: "harmonia:tools".into(),
+        skill_scope: "harmonia:skills".into(),
     };
     let server = Server::start(&upstream, ServeConfig { oauth: Some(oauth), ..ServeConfig::default() });
     for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
@@ -24,7 +26,7 @@ fn the_protected_resource_metadata_is_published_and_every_401_names_it() {
             metadata,
             json!({"resource": "http://127.0.0.1/mcp", "authorization_servers": ["https://id.example"],
                    "bearer_methods_supported": ["header"], "resource_name": "Harmonia read-only tools",
-                   "scopes_supported": ["harmonia:tools"]}),
+                   "scopes_supported": ["harmonia:skills", "harmonia:tools", "offline_access"]}),
             "{path}"
         );
     }
@@ -39,7 +41,7 @@ fn the_protected_resource_metadata_is_published_and_every_401_names_it() {
     let challenge = response.headers().get("www-authenticate").unwrap().to_str().unwrap().to_owned();
     assert_eq!(
         challenge,
-        r#"Bearer realm="harmonia", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp""#
+        r#"Bearer realm="harmonia", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="harmonia:tools""#
     );
     let body: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
     assert_eq!(body["jsonrpc"], "2.0");

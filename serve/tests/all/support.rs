@@ -1,6 +1,7 @@
 //! A `harmonia serve` HTTP server in this process, on 127.0.0.1, over the
 //! mock built-in tools, the looping guest and the fetch guest (routed to
-//! a [`Loopback`] upstream), with static tokens made by the test; raw
+//! a [`Loopback`] upstream), with static tokens made by the test (and
+//! the JWTs of the config's `[jwt]`); raw
 //! requests to it, and a raw socket when the test plays a hostile client.
 
 use harmonia_host::Host;
@@ -8,6 +9,7 @@ use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::metrics::Metrics;
 use harmonia_serve::auth::Authenticator;
+use harmonia_serve::auth::jwt::JwtVerifier;
 use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
 use harmonia_serve::config::{Rate, ServeConfig};
 use harmonia_serve::http::HttpServer;
@@ -70,7 +72,8 @@ impl Server {
             None,
         )
         .unwrap();
-        let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), None);
+        let jwt = config.jwt.clone().map(|jwt| JwtVerifier::new(jwt).unwrap());
+        let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), jwt);
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();

@@ -74,3 +74,34 @@ fn an_error_is_the_spans_status_with_its_code_and_never_its_input() {
     assert_eq!(call.status, Status::error("invalid_input"));
     assert!(!format!("{spans:?}").contains(CANARY));
 }
+
+#[test]
+fn a_clients_traceparent_is_the_parent_of_the_call_span_and_a_malformed_one_is_ignored() {
+    use harmonia_serve::telemetry::TraceParent;
+    use opentelemetry::trace::{SpanId, TraceId};
+    let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
+    let exporter = InMemorySpanExporter::default();
+    let spans = CallSpans::with_exporter(exporter.clone());
+    let record = host
+        .call_recorded("get_job_status", r#"{"job_id": "job-7"}"#, &CallContext::for_workspace("ws_demo"))
+        .unwrap();
+    let client = TraceParent {
+        traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+        tracestate: Some("vendor=opaque".into()),
+    };
+    spans.record_within("get_job_status", &record, SystemTime::now(), Some(&client));
+    let malformed = TraceParent { traceparent: "00-not-a-trace-01".into(), tracestate: None };
+    spans.record_within("get_job_status", &record, SystemTime::now(), Some(&malformed));
+    spans.flush();
+    let finished = exporter.get_finished_spans().unwrap();
+    let calls: Vec<&SpanData> = finished.iter().filter(|span| span.name == "harmonia.call").collect();
+    assert_eq!(calls.len(), 2);
+    let client_trace = TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap();
+    assert_eq!(calls[0].span_context.trace_id(), client_trace);
+    assert_eq!(calls[0].parent_span_id, SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    assert_eq!(calls[0].span_context.trace_state().header(), "vendor=opaque");
+    let child = finished.iter().find(|span| span.parent_span_id == calls[0].span_context.span_id()).unwrap();
+    assert_eq!(child.span_context.trace_id(), client_trace, "the capability spans join the client's trace");
+    assert_eq!(calls[1].parent_span_id, SpanId::INVALID, "a malformed traceparent starts a trace of its own");
+    assert_ne!(calls[1].span_context.trace_id(), client_trace);
+}

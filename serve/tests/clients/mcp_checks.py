@@ -198,21 +198,52 @@ async def scenario_jwt(settings):
         check("invalid_token" in challenge, f"{name}: invalid_token")
 
 
+HANDLE = "dev.harmonia/session"
+
+
+class Guarded:
+    """Calls on a skill route, carrying the guarded session's handle from
+    each result to the next request on the stateless revision (where there
+    is no MCP session), as an agent host does."""
+
+    def __init__(self, client):
+        self.client = client
+        self.handle = None
+
+    def meta(self):
+        return {HANDLE: self.handle} if self.handle else None
+
+    async def call(self, tool, arguments):
+        result = await self.client.call_tool(tool, arguments, meta=self.meta())
+        carried = (result.model_dump(by_alias=True).get("_meta") or {}).get(HANDLE)
+        stateless = self.client.protocol_version >= "2026-07-28"
+        check(bool(carried) == stateless, f"a handle comes back exactly on the stateless revision ({carried!r})")
+        self.handle = carried or self.handle
+        return envelope_of(result)
+
+    async def refused(self, tool, arguments):
+        envelope = await self.call(tool, arguments)
+        check(envelope["status"] == "error" and envelope["error"]["code"] == "call_refused", f"{tool}: call_refused")
+        return envelope
+
+
 async def scenario_skill(settings):
     url = settings["url"] + "/mcp/skills/job-status"
     async with http_client(url, settings["token"]) as client:
         print("skill-bound protocol", client.protocol_version)
+        check(client.protocol_version >= "2026-07-28", "the SDK speaks the stateless revision on a skill route too")
         await check_tool_listing(client, ["get_job_status"])
         check([p.name for p in (await client.list_prompts()).prompts] == ["job-status"], "the bound skill is the prompt")
-        first = envelope_of(await client.call_tool("get_job_status", {"job_id": "job-7"}))
+        guarded = Guarded(client)
+        first = await guarded.call("get_job_status", {"job_id": "job-7"})
         check(first["status"] == "success", "the skill's tool runs")
-        again = await refused(client, "get_job_status", {"job_id": "job-7"})
+        again = await guarded.refused("get_job_status", {"job_id": "job-7"})
         check("retry" in again["error"]["message"], "a retry after success is refused by the guard")
-        other = await refused(client, "get_operator_feed", {})
+        other = await guarded.refused("get_operator_feed", {})
         check("does not allow" in other["error"]["message"], "a tool outside the skill is refused by the guard")
         resources = (await client.list_resources()).resources
         check([str(r.uri) for r in resources] == ["harmonia://session/trace"], "the trace is a resource")
-        contents = (await client.read_resource("harmonia://session/trace")).contents
+        contents = (await client.read_resource("harmonia://session/trace", meta=guarded.meta())).contents
         trace = json.loads(contents[0].text)
         kinds = [entry["kind"] for entry in trace["entries"]]
         check(kinds == ["skill_activation", "tool_call", "tool_refused", "tool_refused"], f"the trace records it all {kinds}")

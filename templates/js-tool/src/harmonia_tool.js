@@ -10,9 +10,14 @@
 //   not, exactly as the Rust SDK reads them: JSON.parse alone cannot tell
 //   `5.0` from `5`, so the literal is read from the text); nesting deeper
 //   than MAX_DEPTH is refused before parsing;
-// - the mapping of a public-web failure to an error code.
+// - the mapping of a capability failure to an error code: a `public-web`
+//   failure (`fetchWith`) and a `workspace` read failure (`read`, as the
+//   Rust SDK's `ToolError::from_read`);
+// - response bodies parsed from text or bytes (`parseBody`);
+// - an exception that escapes the tool turned into `tool_execution_failed`
+//   with a message naming it and where it was thrown (`executionFailed`).
 //
-// Every refusal is a thrown ToolError; `app.js` turns it into the WIT
+// Every refusal is a thrown ToolError; `component.js` turns it into the WIT
 // `tool-error`.
 
 export const VALIDATION = 'validation';
@@ -59,6 +64,24 @@ export class ToolError extends Error {
 }
 
 export const invalidInput = () => new ToolError(INVALID_INPUT);
+
+/** The first `file.js:line:column` of a stack (SpiderMonkey's or V8's). */
+const FRAME = /([^\s/@(]+\.m?js):(\d+):(\d+)/;
+
+/**
+ * `tool_execution_failed` for an exception that escaped the tool: the
+ * message names the exception and where it was thrown. The host keeps that
+ * text for its debug log and the conformance report and puts the
+ * contract's fixed message in the envelope.
+ */
+export function executionFailed(error) {
+  const isError = error instanceof Error;
+  const name = isError ? error.name : typeof error;
+  const text = isError ? error.message : String(error);
+  const frame = isError && typeof error.stack === 'string' ? FRAME.exec(error.stack) : null;
+  const where = frame ? ` at ${frame[1]}:${frame[2]}:${frame[3]}` : '';
+  return new ToolError(TOOL_EXECUTION_FAILED, `${name}: ${text}${where}`.slice(0, 500));
+}
 export const dependencyUnavailable = () => new ToolError(DEPENDENCY_UNAVAILABLE);
 export const toolTimeout = () => new ToolError(TOOL_TIMEOUT);
 
@@ -237,16 +260,57 @@ export function fetchWith(get, url) {
   }
 }
 
+/** A `workspace` read failure: `unauthorized`, `not-found`, `rejected`, `unavailable` or `timed-out`. */
+export class ReadFailed extends Error {
+  constructor(kind) {
+    super(kind);
+    this.kind = kind;
+  }
+}
+
 /**
- * A response body (bytes) as JSON, or `dependency_unavailable`. Lighter
- * than the input's rules, because a body is only read, never echoed whole:
- * nesting past `MAX_DEPTH` is refused (a body with fewer brackets than that
- * skips the scan), and strings are checked only where they reach the
- * output (`outputString`).
+ * The contract's error for a workspace read failure (docs/contract.md
+ * §3.4, the Rust SDK's `ToolError::from_read`): `unauthorized` is
+ * `authorization_failed`, `rejected` (the host's answer for a 404 on
+ * `engagement` or `feed`, and other 4xx) is `provider_request_rejected`,
+ * `timed-out` is `tool_timeout`, `unavailable` is `dependency_unavailable`.
+ * `not-found` comes only from `job(id)`: pass `JOB_NOT_FOUND` there;
+ * elsewhere it means the source lacks data it should have.
+ */
+export function fromRead(kind, notFound = DEPENDENCY_UNAVAILABLE) {
+  const specs = {
+    unauthorized: AUTHORIZATION_FAILED,
+    rejected: PROVIDER_REQUEST_REJECTED,
+    'timed-out': TOOL_TIMEOUT,
+    'not-found': notFound,
+  };
+  return new ToolError(specs[kind] ?? DEPENDENCY_UNAVAILABLE);
+}
+
+/**
+ * `reader()` (a workspace read: `() => workspace.engagement()`, ...); a
+ * thrown `ReadFailed` becomes the contract's code (`fromRead`).
+ */
+export function read(reader, notFound = DEPENDENCY_UNAVAILABLE) {
+  try {
+    return reader();
+  } catch (error) {
+    if (error instanceof ReadFailed) throw fromRead(error.kind, notFound);
+    throw error;
+  }
+}
+
+/**
+ * A response body or a workspace document, as text or bytes, parsed as
+ * JSON, or `dependency_unavailable`. Lighter than the input's rules,
+ * because a body is only read, never echoed whole: nesting past
+ * `MAX_DEPTH` is refused (a body with fewer brackets than that skips the
+ * scan), and strings are checked only where they reach the output
+ * (`outputString`).
  */
 export function parseBody(body) {
   try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body);
     if (bracketsExceed(text, MAX_DEPTH) && scan(text).tooDeep) throw new SyntaxError('nested too deep');
     return JSON.parse(text);
   } catch {

@@ -3,7 +3,7 @@
 //
 // The tool's contract (`DESCRIPTOR`) and logic (`run`) as plain
 // JavaScript, with no component bindings: `run` takes the public web as a
-// function, so the same code runs in the sandbox (`app.js` passes the
+// function, so the same code runs in the sandbox (`public_app.js` passes the
 // host's `public-web`) and natively under Node in the tests
 // (`test/hn_top_story.test.js` passes a fake). The strict input rules every
 // Harmonia tool follows live in `harmonia_tool.js`.

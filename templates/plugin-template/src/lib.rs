@@ -5,6 +5,10 @@
 //! `PublicWeb` capability and a typed input (so it can be tested natively),
 //! the contract is a `Descriptor`, and `export!` turns both into a
 //! component.
+//!
+//! This is the `public-tool` world's example; `worlds/workspace.rs` is the
+//! `workspace-tool` world's (`harmonia new TOOL --lang rust --world
+//! workspace` writes it as `src/lib.rs`), whose logic is unit-tested here.
 
 use harmonia_guest_sdk::error::INVALID_INPUT;
 use harmonia_guest_sdk::input::{Clamped, object_schema};
@@ -72,6 +76,11 @@ pub fn run(web: &impl PublicWeb, input: Input) -> Result<Output, ToolError> {
 // The export: `describe` answers with `descriptor()`, `invoke` parses the
 // input into `Input` and runs `run` against the host's public web.
 harmonia_guest_sdk::export!(descriptor, run, harmonia_guest_sdk::HostPublicWeb);
+
+// The workspace example's logic and tests, natively (`cargo test`).
+#[cfg(test)]
+#[path = "../worlds/workspace.rs"]
+mod workspace_example;
 
 #[cfg(test)]
 mod tests {

@@ -12,14 +12,20 @@ component bindings so it runs natively in tests:
   `MAX_DEPTH` is refused before parsing, because CPython's recursive JSON
   parser would overflow the sandbox's wasm stack before it could raise
   `RecursionError`;
-- the mapping of a public-web failure to an error code.
+- the mapping of a capability failure to an error code: a `public-web`
+  failure (`fetch`) and a `workspace` read failure (`read`, as the Rust
+  SDK's `ToolError::from_read`);
+- response bodies parsed from text or bytes (`parse_body`);
+- an exception that escapes the tool turned into `tool_execution_failed`
+  with a message naming it and where it was raised (`execution_failed`).
 
-Every refusal is a raised `ToolError`; `app.py` turns it into the WIT
-`tool-error`.
+Every refusal is a raised `ToolError`; the app module (`public_app.py` or
+`workspace_app.py`) turns it into the WIT `tool-error`.
 """
 
 import json
 import re
+import traceback
 from dataclasses import dataclass, field
 
 VALIDATION = "validation"
@@ -91,6 +97,23 @@ class ToolError(Exception):
 
 def invalid_input():
     return ToolError(INVALID_INPUT)
+
+
+def execution_failed(error):
+    """`tool_execution_failed` for an exception that escaped the tool: the
+    message names the exception and where it was raised. The host keeps
+    that text for its debug log and the conformance report and puts the
+    contract's fixed message in the envelope."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    text = f"{type(error).__name__}: {error}{where}"
+    if isinstance(error, OSError):
+        # A tool has no files and no network: wasi:filesystem is linked with
+        # no preopened directory and every socket is refused, so CPython
+        # reports errno 44 (ENOENT) or 76 (ENOTCAPABLE) for any path.
+        text += "; a tool has no filesystem or network: read through its capability"
+    # A lone surrogate cannot cross the component boundary as a string.
+    return ToolError(TOOL_EXECUTION_FAILED, text.encode("utf-8", "replace").decode("utf-8")[:500])
 
 
 def dependency_unavailable():
@@ -244,8 +267,44 @@ def fetch(get, url):
         raise (tool_timeout() if failure.kind == "timed-out" else dependency_unavailable()) from None
 
 
+class ReadFailed(Exception):
+    """A `workspace` read failure: `unauthorized`, `not-found`, `rejected`,
+    `unavailable` or `timed-out`."""
+
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+
+def from_read(kind, not_found=DEPENDENCY_UNAVAILABLE):
+    """The contract's error for a workspace read failure (docs/contract.md
+    §3.4, the Rust SDK's `ToolError::from_read`): `unauthorized` is
+    `authorization_failed`, `rejected` (the host's answer for a 404 on
+    `engagement` or `feed`, and other 4xx) is `provider_request_rejected`,
+    `timed-out` is `tool_timeout`, `unavailable` is `dependency_unavailable`.
+    `not-found` comes only from `job(id)`: pass `not_found=JOB_NOT_FOUND`
+    there; elsewhere it means the source lacks data it should have."""
+    spec = {
+        "unauthorized": AUTHORIZATION_FAILED,
+        "rejected": PROVIDER_REQUEST_REJECTED,
+        "timed-out": TOOL_TIMEOUT,
+        "not-found": not_found,
+    }.get(kind, DEPENDENCY_UNAVAILABLE)
+    return ToolError(spec)
+
+
+def read(reader, *args, not_found=DEPENDENCY_UNAVAILABLE):
+    """`reader(*args)` (a workspace read: `engagement`, `feed`, `job`); a
+    raised `ReadFailed` becomes the contract's code (`from_read`)."""
+    try:
+        return reader(*args)
+    except ReadFailed as failure:
+        raise from_read(failure.kind, not_found) from None
+
+
 def parse_body(body):
-    """A response body as JSON, or `dependency_unavailable`.
+    """A response body or a workspace document, as text or bytes, parsed as
+    JSON, or `dependency_unavailable`.
 
     Lighter than the input's rules, because a body is only read, never
     echoed whole: nesting past `MAX_DEPTH` is refused (a body with fewer
@@ -253,7 +312,7 @@ def parse_body(body):
     strings are checked only where they reach the output
     (`output_string`)."""
     try:
-        text = body.decode("utf-8")
+        text = body if isinstance(body, str) else bytes(body).decode("utf-8")
         if text.count("[") + text.count("{") > MAX_DEPTH and too_deep(text):
             raise ValueError("nested too deep")
         return json.loads(text, parse_constant=_refuse_constant)

@@ -3,7 +3,7 @@ least `min_points` points.
 
 The tool's contract (`DESCRIPTOR`) and logic (`run`) as plain Python, with
 no component bindings: `run` takes the public web as a function, so the
-same code runs in the sandbox (`app.py` passes the host's `public-web`)
+same code runs in the sandbox (`public_app.py` passes the host's `public-web`)
 and natively in the unit tests (`test_hn_top_story.py` passes a fake).
 The strict input rules every Harmonia tool follows live in `harmonia_tool.py`.
 """

@@ -1,0 +1,340 @@
+//! `harmonia serve` driven by MCP clients other than the Python SDK, as
+//! new users would drive it:
+//! - the official TypeScript SDK (`serve/tests/clients/ts_client.mjs`): the
+//!   whole OAuth discovery flow against a loopback authorization server
+//!   written for the test (`oauth_server.mjs`: the SDK's own router issuing
+//!   real EdDSA JWTs, its JWKS fetched by the server from `jwks_url`), then
+//!   streamable HTTP with a bearer token, a skill route with the guard and
+//!   the signed trace, and stdio;
+//! - the MCP Inspector's CLI mode: listing and calling tools with a bearer
+//!   token over HTTP, on a skill route, over stdio, and the 401 it shows
+//!   for a wrong token;
+//! - the OpenAI Agents SDK's MCP class over HTTP: every input schema
+//!   converts to its strict mode (`serve/tests/clients/agents_strict.py`);
+//! - the official MCP conformance suite, every server scenario, against a
+//!   server also loading two fixture plugins (`guest/testing/simple-text`,
+//!   `guest/testing/error-handling`), so `tools/call` runs through the
+//!   whole stack: the scenarios that do not apply are its baseline
+//!   (`serve/tests/clients/conformance-baseline.yml`, each with its reason),
+//!   and the suite fails the run if one of them passes or any other fails.
+//!
+//! The Node packages come from `scripts/install-test-deps.sh` (into
+//! `target/test-deps/node`); the tests fail naming it when they are
+//! missing.
+
+// Only some of the shared helpers are used here.
+#[allow(dead_code)]
+mod serve_support;
+
+use serve_support::{harmonia, python, repo, spawn_listening};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// The test dependencies' node_modules, or a failure naming the script.
+fn node_modules() -> PathBuf {
+    let modules = repo().join("target/test-deps/node/node_modules");
+    let missing: Vec<&str> = [
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/inspector",
+        "@modelcontextprotocol/conformance",
+        "express",
+        "jose",
+        "glob",
+        "undici",
+    ]
+    .into_iter()
+    .filter(|package| !modules.join(package).join("package.json").is_file())
+    .collect();
+    assert!(
+        missing.is_empty(),
+        "{} lacks {missing:?}: run scripts/install-test-deps.sh (it installs the MCP clients these tests use)",
+        modules.display()
+    );
+    modules
+}
+
+/// `node` running `script` of `serve/tests/clients/` with the test
+/// dependencies' modules.
+fn node(script: &str) -> Command {
+    let mut command = node_with_hooks();
+    command.arg(repo().join("serve/tests/clients").join(script));
+    command
+}
+
+/// `node` with the module hooks of `serve/tests/clients/node_hooks.mjs`
+/// loaded: the script and its arguments follow.
+fn node_with_hooks() -> Command {
+    let mut command = Command::new("node");
+    command
+        .arg("--import")
+        .arg(repo().join("serve/tests/clients/node_hooks.mjs"))
+        .env("HARMONIA_NODE_MODULES", node_modules())
+        .envs(quiet_harmonia());
+    command
+}
+
+/// The environment of a `harmonia serve --stdio` a client starts: no
+/// config from the caller's, its data dir (the trace key) a scratch one.
+fn quiet_harmonia() -> [(&'static str, PathBuf); 1] {
+    [("XDG_DATA_HOME", std::env::temp_dir().join(format!("harmonia-clients-data-{}", std::process::id())))]
+}
+
+/// A port free on 127.0.0.1 a moment ago (the OAuth resource URI must name
+/// the server's port before it starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("harmonia-clients-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("harmonia.toml"), "mock = true\n").unwrap();
+    dir
+}
+
+/// A child killed on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `harmonia serve --http` on `address` with `serve_config` in `dir`: the
+/// child and its URL.
+fn serve(dir: &Path, address: &str, serve_config: &str) -> (Running, String) {
+    std::fs::write(dir.join("serve.toml"), serve_config).unwrap();
+    let log = std::fs::File::create(dir.join("serve.log")).unwrap();
+    let (child, url) = spawn_listening(
+        harmonia(dir)
+            .args(["serve", "--http", address, "--config"])
+            .arg(dir.join("harmonia.toml"))
+            .arg("--serve-config")
+            .arg(dir.join("serve.toml"))
+            .stderr(log),
+    );
+    (Running(child), url)
+}
+
+/// A static token for `ws_demo` allowing `tools`.
+fn token(dir: &Path, tools: &str) -> String {
+    let output = harmonia(dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .args(["--workspace", "ws_demo", "--tools", tools])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+fn text(output: &Output) -> String {
+    format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// Run a `ts_client.mjs` scenario: it passed, on `2025-11-25` (the newest
+/// revision this SDK speaks).
+fn typescript(scenario: &str, args: &[&str]) {
+    let output = node("ts_client.mjs").arg(scenario).args(args).output().unwrap();
+    let shown = text(&output);
+    assert!(output.status.success(), "{scenario}: {shown}");
+    assert!(shown.contains(&format!("scenario {scenario} passed")), "{shown}");
+    assert!(shown.contains("protocol 2025-11-25"), "{scenario}: {shown}");
+}
+
+#[test]
+fn the_typescript_sdk_finds_the_authorization_server_gets_a_token_and_calls_a_tool() {
+    let dir = scratch("ts");
+    let mut authorization = Running(
+        node("oauth_server.mjs")
+            .args(["ws_demo", "get_job_status,get_operator_feed"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(authorization.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let issued: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let (issuer, jwks) = (issued["issuer"].as_str().unwrap(), issued["jwks_url"].as_str().unwrap());
+    let address = format!("127.0.0.1:{}", free_port());
+    let resource = format!("http://{address}/mcp");
+    let static_token = token(&dir, "get_job_status,get_operator_feed");
+    let (_server, url) = serve(
+        &dir,
+        &address,
+        &format!(
+            "tokens_file = \"tokens.toml\"\n[jwt]\njwks_url = \"{jwks}\"\nissuer = \"{issuer}\"\naudience = \"{resource}\"\n\
+             [oauth]\nresource = \"{resource}\"\nauthorization_servers = [\"{issuer}\"]\n"
+        ),
+    );
+    typescript("oauth", &[&resource]);
+    // The token the flow got was issued for this resource, with the tools'
+    // scopes the server's 401 named.
+    let _ = authorization.0.kill();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut authorization.0.stderr.take().unwrap(), &mut log).unwrap();
+    let grant: serde_json::Value =
+        serde_json::from_str(log.lines().find(|line| line.contains("issued")).expect(&log)).unwrap();
+    assert_eq!(grant["issued"]["aud"], resource.as_str());
+    let scope = grant["issued"]["scope"].as_str().unwrap();
+    assert!(scope.split(' ').any(|scope| scope == "harmonia:tools:get_job_status"), "{scope}");
+
+    typescript("http", &[&format!("{url}/mcp"), &static_token]);
+    typescript("skill", &[&format!("{url}/mcp/skills/job-status"), &static_token]);
+    let binary = env!("CARGO_BIN_EXE_harmonia");
+    let config = dir.join("harmonia.toml");
+    typescript(
+        "stdio",
+        &[binary, "serve", "--stdio", "--workspace", "ws_demo", "--config", config.to_str().unwrap()],
+    );
+}
+
+/// The Inspector's CLI mode (`mcp-inspector --cli TARGET ...`).
+fn inspector(target: &[&str], args: &[&str]) -> Output {
+    let cli = node_modules().join("@modelcontextprotocol/inspector/cli/build/cli.js");
+    Command::new("node")
+        .arg(cli)
+        .arg("--cli")
+        .args(target)
+        .args(args)
+        .envs(quiet_harmonia())
+        .output()
+        .unwrap()
+}
+
+fn json_of(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{}", text(output));
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {}", text(output)))
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_tools_with_a_bearer_token() {
+    let dir = scratch("inspector");
+    let token = token(&dir, "get_job_status,get_operator_feed");
+    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    let bearer = format!("Authorization: Bearer {token}");
+    let http = |path: &str, args: &[&str]| {
+        let target = format!("{url}{path}");
+        let mut all = vec!["--header", &bearer];
+        all.extend_from_slice(args);
+        inspector(&[&target, "--transport", "http"], &all)
+    };
+    let listed = json_of(&http("/mcp", &["--method", "tools/list"]));
+    let mut names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["get_job_status", "get_operator_feed"]);
+    let called = json_of(&http(
+        "/mcp",
+        &["--method", "tools/call", "--tool-name", "get_job_status", "--tool-arg", "job_id=job-7"],
+    ));
+    assert_eq!(called["structuredContent"]["status"], "success", "{called}");
+    assert_eq!(called["isError"], false);
+    let skill = json_of(&http("/mcp/skills/job-status", &["--method", "tools/list"]));
+    assert_eq!(skill["tools"].as_array().unwrap().len(), 1, "{skill}");
+
+    // A wrong token: the Inspector shows the JSON-RPC error body.
+    let refused = inspector(
+        &[&format!("{url}/mcp"), "--transport", "http"],
+        &["--header", "Authorization: Bearer hmt_wrong", "--method", "tools/list"],
+    );
+    assert!(!refused.status.success());
+    assert!(text(&refused).contains("Unauthorized"), "{}", text(&refused));
+
+    // (The launcher takes `--config` for itself: the server runs `--mock`.)
+    let binary = env!("CARGO_BIN_EXE_harmonia");
+    let stdio = json_of(&inspector(
+        &[binary, "serve", "--stdio", "--workspace", "ws_demo", "--mock"],
+        &["--method", "tools/call", "--tool-name", "get_job_status", "--tool-arg", "job_id=job-7"],
+    ));
+    assert_eq!(stdio["structuredContent"]["status"], "success", "{stdio}");
+}
+
+#[test]
+fn the_official_conformance_suite_passes_every_scenario_that_applies() {
+    let dir = scratch("conformance");
+    let plugins: Vec<String> = ["testing-simple-text", "testing-error-handling"]
+        .into_iter()
+        .map(|guest| {
+            format!("{:?}", harmonia_artifacts::test_guest(guest).expect("the fixture guest is built"))
+        })
+        .collect();
+    std::fs::write(
+        dir.join("harmonia.toml"),
+        format!("mock = true\n[plugins]\nfiles = [{}]\n", plugins.join(", ")),
+    )
+    .unwrap();
+    let token = token(&dir, "test_simple_text,test_error_handling,get_job_status");
+    // The suite opens a session per scenario and closes none.
+    let (_server, url) = serve(
+        &dir,
+        "127.0.0.1:0",
+        "tokens_file = \"tokens.toml\"\n[limits]\nmax_sessions_per_credential = 64\n",
+    );
+    let clients = repo().join("serve/tests/clients");
+    // The README lists every scenario of the baseline, with its reason.
+    let baseline = std::fs::read_to_string(clients.join("conformance-baseline.yml")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let skipped: Vec<&str> = baseline.lines().filter_map(|line| line.trim().strip_prefix("- ")).collect();
+    assert_eq!(skipped.len(), 21, "{baseline}");
+    for scenario in skipped {
+        assert!(readme.contains(&format!("`{scenario}`")), "the README does not list {scenario}");
+    }
+    // The suite has no option for a credential: a preload gives every
+    // request it makes the token.
+    let output = node_with_hooks()
+        .arg("--import")
+        .arg(clients.join("conformance_bearer.mjs"))
+        .arg(node_modules().join("@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["server", "--url", &format!("{url}/mcp"), "--output-dir"])
+        .arg(dir.join("results"))
+        .arg("--expected-failures")
+        .arg(clients.join("conformance-baseline.yml"))
+        .env("HARMONIA_BEARER", &token)
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    for passed in [
+        "server-initialize: 1 passed, 0 failed",
+        "ping: 1 passed, 0 failed",
+        "tools-list: 1 passed, 0 failed",
+        "tools-call-simple-text: 1 passed, 0 failed",
+        "tools-call-error: 1 passed, 0 failed",
+        "server-sse-multiple-streams: 2 passed, 0 failed",
+        "resources-list: 1 passed, 0 failed",
+        "prompts-list: 1 passed, 0 failed",
+        "dns-rebinding-protection: 2 passed, 0 failed",
+    ] {
+        assert!(shown.contains(passed), "{passed}: {shown}");
+    }
+}
+
+#[test]
+fn the_openai_agents_sdk_converts_every_input_schema_to_strict_mode() {
+    let python = python();
+    let found = Command::new(&python).args(["-c", "import agents"]).output().unwrap();
+    assert!(
+        found.status.success(),
+        "the OpenAI Agents SDK is missing: run scripts/install-test-deps.sh ({})",
+        String::from_utf8_lossy(&found.stderr)
+    );
+    let dir = scratch("agents");
+    let token = token(
+        &dir,
+        "fetch_trend_signals,search_trend_signals,get_engagement_insights,get_operator_feed,get_job_status,suggest_posting_windows",
+    );
+    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    let output = Command::new(python)
+        .arg(repo().join("serve/tests/clients/agents_strict.py"))
+        .args([&format!("{url}/mcp"), &token])
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(output.status.success() && shown.contains("scenario agents-strict passed"), "{shown}");
+}

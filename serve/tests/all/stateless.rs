@@ -1,0 +1,298 @@
+//! Guarded sessions on the stateless revision (2026-07-28): no MCP
+//! session, the guard carried by a sealed handle in `_meta` and kept in
+//! the ledger. A hostile client replays an earlier handle, moves one to
+//! another credential, truncates or edits it, or races two calls on one
+//! step: each licenses nothing, and the trace keeps exactly the calls the
+//! guard judged.
+
+use crate::support::{Server, agent};
+use harmonia_serve::config::ServeConfig;
+use harmonia_testkit::server::Loopback;
+use serde_json::{Value, json};
+
+const SKILL: &str = "/mcp/skills/job-status";
+const META: &str = "dev.harmonia/session";
+
+/// A stateless request of `method` with `params`, carrying `handle`.
+fn request(method: &str, mut params: Value, handle: Option<&str>) -> Value {
+    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    if let Some(handle) = handle {
+        meta[META] = json!(handle);
+    }
+    params["_meta"] = meta;
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+/// What a stateless call on the skill route answered.
+struct Called {
+    status: u16,
+    /// The JSON-RPC message.
+    message: Value,
+}
+
+impl Called {
+    fn envelope(&self) -> &Value {
+        &self.message["result"]["structuredContent"]
+    }
+
+    /// The handle for the next call.
+    fn handle(&self) -> String {
+        self.message["result"]["_meta"][META]
+            .as_str()
+            .unwrap_or_else(|| panic!("no handle: {}", self.message))
+            .to_owned()
+    }
+
+    /// The JSON-RPC error's reason, when refused.
+    fn refusal(&self) -> Option<&str> {
+        self.message["error"]["data"]["reason"].as_str()
+    }
+
+    fn refused_by_guard(&self) -> bool {
+        self.envelope()["error"]["code"] == "call_refused"
+    }
+}
+
+fn call(server: &Server, token: &str, handle: Option<&str>, tool: &str, arguments: Value) -> Called {
+    let body = request("tools/call", json!({"name": tool, "arguments": arguments}), handle);
+    let answer = server.post(
+        SKILL,
+        token,
+        &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", tool)],
+        &body,
+    );
+    Called { status: answer.status, message: answer.json() }
+}
+
+/// The headers the revision asks of a `resources/read` of the trace.
+const READ_HEADERS: [(&str, &str); 3] = [
+    ("mcp-protocol-version", "2026-07-28"),
+    ("mcp-method", "resources/read"),
+    ("mcp-name", "harmonia://session/trace"),
+];
+
+fn trace(server: &Server, token: &str, handle: &str) -> Value {
+    let body = request("resources/read", json!({"uri": "harmonia://session/trace"}), Some(handle));
+    let answer = server.post(SKILL, token, &READ_HEADERS, &body);
+    let text = answer.json()["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", answer.body))
+        .to_owned();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn kinds(document: &Value) -> Vec<(String, Option<String>)> {
+    document["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            (entry["kind"].as_str().unwrap().to_owned(), entry["reason"].as_str().map(str::to_owned))
+        })
+        .collect()
+}
+
+#[test]
+fn a_stateless_guarded_session_is_carried_by_its_handle_and_the_guard_still_refuses() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(first.status, 200, "{}", first.message);
+    assert_eq!(first.envelope()["status"], "success", "{}", first.message);
+    let retry = call(&server, &token, Some(&first.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert!(retry.refused_by_guard(), "a retry after a success is refused: {}", retry.message);
+    let third = call(&server, &token, Some(&retry.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert!(third.refused_by_guard(), "a third attempt is refused: {}", third.message);
+    let other = call(&server, &token, Some(&third.handle()), "hostile_loop", json!({}));
+    assert!(other.refused_by_guard(), "a tool the skill does not allow is refused: {}", other.message);
+    let document = trace(&server, &token, &other.handle());
+    let reasons: Vec<_> = kinds(&document).into_iter().map(|(_, reason)| reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            None,
+            None,
+            Some("retry_without_retryable_error".into()),
+            Some("retry_ceiling".into()),
+            Some("tool_not_allowed".into())
+        ],
+        "{document}"
+    );
+    let checked = server.validate(json!({"trace": document, "answer": {"status": "error", "answer": "x"}}));
+    assert_eq!(
+        checked["seal"]["state"], "verified",
+        "the server's own key seals the stored trace: {checked}"
+    );
+    // A call without a handle opens a session of its own: one more
+    // guarded session, never one that goes on from another.
+    let fresh = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(fresh.envelope()["status"], "success");
+    assert_eq!(kinds(&trace(&server, &token, &fresh.handle())).len(), 2);
+}
+
+#[test]
+fn a_replayed_moved_truncated_or_edited_handle_licenses_nothing() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    let before = first.handle();
+    // The failed (refused) retry moves the session on...
+    let refused = call(&server, &token, Some(&before), "get_job_status", json!({"job_id": "job-7"}));
+    assert!(refused.refused_by_guard(), "{}", refused.message);
+    // ...so the handle from before it is stale: replaying it runs nothing.
+    let replayed = call(&server, &token, Some(&before), "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(replayed.refusal(), Some("stale_handle"), "{}", replayed.message);
+    assert_eq!(replayed.message["error"]["code"], -32602);
+    let current = refused.handle();
+    assert_eq!(kinds(&trace(&server, &token, &current)).len(), 3, "the replay recorded nothing");
+
+    // Another credential (same workspace and tools) cannot use the handle,
+    // nor read the trace with it.
+    let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let moved = call(&server, &other, Some(&current), "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(moved.refusal(), Some("invalid_handle"), "{}", moved.message);
+    let read = request("resources/read", json!({"uri": "harmonia://session/trace"}), Some(&current));
+    let answer = server.post(SKILL, &other, &READ_HEADERS, &read);
+    assert_eq!(answer.json()["error"]["data"]["reason"], "invalid_handle", "{}", answer.body);
+
+    // Truncated, edited, empty or not a string.
+    let mut edited = current.clone().into_bytes();
+    let middle = edited.len() / 2;
+    edited[middle] = if edited[middle] == b'x' { b'y' } else { b'x' };
+    let edited = String::from_utf8(edited).unwrap();
+    for bad in [&current[..current.len() - 2], &edited, "", "rs1.AAAA.BBBB"] {
+        let answer = call(&server, &token, Some(bad), "get_job_status", json!({"job_id": "job-7"}));
+        assert_eq!(answer.refusal(), Some("invalid_handle"), "{bad:?}: {}", answer.message);
+    }
+
+    // Two sessions of one credential: each handle goes on with its own
+    // session only.
+    let second = call(&server, &token, None, "get_job_status", json!({"job_id": "job-404"}));
+    assert_eq!(second.envelope()["status"], "error", "{}", second.message);
+    assert_eq!(kinds(&trace(&server, &token, &second.handle())).len(), 2);
+    assert_eq!(kinds(&trace(&server, &token, &current)).len(), 3);
+    assert_eq!(trace(&server, &token, &current)["entries"][1]["args"]["job_id"], "job-7");
+}
+
+#[test]
+fn two_calls_racing_on_one_step_record_at_most_one() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    let handle = first.handle();
+    let answers: Vec<Called> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    call(&server, &token, Some(&handle), "get_job_status", json!({"job_id": "job-7"}))
+                })
+            })
+            .collect();
+        racers.into_iter().map(|racer| racer.join().unwrap()).collect()
+    });
+    let recorded: Vec<_> = answers.iter().filter(|answer| answer.message["result"].is_object()).collect();
+    assert_eq!(recorded.len(), 1, "exactly one racer holds the step");
+    for answer in answers.iter().filter(|answer| answer.message["error"].is_object()) {
+        assert!(matches!(answer.refusal(), Some("session_busy" | "stale_handle")), "{}", answer.message);
+    }
+    assert_eq!(kinds(&trace(&server, &token, &recorded[0].handle())).len(), 3);
+}
+
+#[test]
+fn a_handle_past_the_idle_time_is_expired() {
+    let upstream = Loopback::start();
+    let mut config = ServeConfig::default();
+    config.limits.idle_session_s = 1;
+    let server = Server::start(&upstream, config);
+    let token = server.token.clone();
+    let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = call(&server, &token, Some(&first.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(late.refusal(), Some("expired_handle"), "{}", late.message);
+}
+
+#[test]
+fn stateless_sessions_count_against_the_credentials_share() {
+    let upstream = Loopback::start();
+    let mut config = ServeConfig::default();
+    config.limits.max_sessions_per_credential = 2;
+    let server = Server::start(&upstream, config);
+    let token = server.token.clone();
+    for _ in 0..2 {
+        let opened = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+        assert_eq!(opened.envelope()["status"], "success", "{}", opened.message);
+    }
+    let third = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(third.refusal(), Some("credential_sessions"), "{}", third.message);
+    assert_eq!(third.message["error"]["data"]["retryable"], true);
+    let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let theirs = call(&server, &other, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(theirs.envelope()["status"], "success", "another credential still opens its own");
+    let _ = agent();
+}
+
+#[test]
+fn lists_and_discovery_say_how_long_they_keep_and_that_they_are_private() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    for path in ["/mcp", SKILL] {
+        for method in ["tools/list", "prompts/list", "server/discover"] {
+            let body = request(method, json!({}), None);
+            let answer = server.post(
+                path,
+                &server.token,
+                &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)],
+                &body,
+            );
+            let result = &answer.json()["result"];
+            assert_eq!(result["ttlMs"], 60_000, "{path} {method}: {}", answer.body);
+            assert_eq!(result["cacheScope"], "private", "{path} {method}: {}", answer.body);
+        }
+        let body = request("server/discover", json!({}), None);
+        let answer = server.post(
+            path,
+            &server.token,
+            &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")],
+            &body,
+        );
+        let versions = answer.json()["result"]["supportedVersions"].clone();
+        assert!(
+            versions.as_array().is_some_and(|all| all.contains(&json!("2026-07-28"))),
+            "{path}: every route speaks the stateless revision: {}",
+            answer.body
+        );
+    }
+}
+
+#[test]
+fn a_stateless_request_whose_routing_headers_disagree_with_its_body_is_refused() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let body =
+        request("tools/call", json!({"name": "get_job_status", "arguments": {"job_id": "job-7"}}), None);
+    let wrong = [
+        vec![("mcp-protocol-version", "2026-07-28"), ("mcp-name", "get_job_status")],
+        vec![
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+            ("mcp-name", "get_job_status"),
+        ],
+        vec![
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "hostile_loop"),
+        ],
+    ];
+    for headers in wrong {
+        let answer = server.post(SKILL, &server.token, &headers, &body);
+        assert_eq!(answer.status, 400, "{headers:?}: {}", answer.body);
+        assert!(answer.json()["error"]["message"].is_string(), "{}", answer.body);
+    }
+    let metrics = server.metrics();
+    assert!(!metrics.contains("harmonia_calls_total{"), "nothing ran: {metrics}");
+}
