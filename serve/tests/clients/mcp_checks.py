@@ -242,7 +242,8 @@ async def scenario_skill(settings):
         other = await guarded.refused("get_operator_feed", {})
         check("does not allow" in other["error"]["message"], "a tool outside the skill is refused by the guard")
         resources = (await client.list_resources()).resources
-        check([str(r.uri) for r in resources] == ["harmonia://session/trace"], "the trace is a resource")
+        check([str(r.uri) for r in resources] == ["harmonia://session/trace", "skill://job-status/SKILL.md"],
+              "the trace and the skill's file are resources")
         contents = (await client.read_resource("harmonia://session/trace", meta=guarded.meta())).contents
         trace = json.loads(contents[0].text)
         kinds = [entry["kind"] for entry in trace["entries"]]
