@@ -9,8 +9,8 @@
 //! sharing the key and the ledger serves any call: no affinity.
 //!
 //! Every call re-checks everything: the credential authenticates as for
-//! any request, the handle opens only for that credential on that skill
-//! within its TTL ([`handle`]), and the ledger lets the call hold the
+//! any request, the handle opens only for that credential (and the
+//! workspace it names) on that skill within its TTL ([`handle`]), and the ledger lets the call hold the
 //! session only at the step the handle names and while no other call
 //! holds it ([`ledger`]). The guard is then rebuilt from the session's
 //! trace ([`Liaison::resume`]) and judges the call exactly as an
@@ -122,7 +122,8 @@ pub struct Held {
     /// How many trace entries the ledger has: the call's are the rest.
     stored: usize,
     skill: String,
-    credential: String,
+    /// What the handle is bound to: the credential and its workspace.
+    holder: String,
     session: Option<Session>,
     ledger: Option<Arc<Ledger>>,
 }
@@ -137,10 +138,23 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if let Some(ledger) = self.ledger.take() {
-            ledger.release(&self.id, self.step);
+        let Some(ledger) = self.ledger.take() else { return };
+        let (id, step) = (std::mem::take(&mut self.id), self.step);
+        // A shared file may wait on another replica's lock: off the
+        // runtime's workers when there is one.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || ledger.release(&id, step))),
+            Err(_) => ledger.release(&id, step),
         }
     }
+}
+
+/// What a handle is bound to besides the skill: the credential's id and
+/// the workspace it names, so a token moved to another workspace holds
+/// none of its earlier sessions (as an MCP session belongs to the whole
+/// principal).
+fn holder(principal: &Principal) -> String {
+    serde_json::json!([principal.id, principal.workspace]).to_string()
 }
 
 /// The JSON text of each of `trace`'s entries from position `from`.
@@ -239,6 +253,7 @@ impl GuardedSessions {
         lease: Duration,
     ) -> Result<Held, Refused> {
         let credential = principal.id.clone();
+        let bound = holder(principal);
         let name = skill.name.clone();
         let Some(handle) = handle else {
             let mut session = liaison.session(Self::context("new", principal));
@@ -258,12 +273,12 @@ impl GuardedSessions {
                 step: 0,
                 stored,
                 skill: name,
-                credential,
+                holder: bound,
                 session: Some(session),
                 ledger: Some(Arc::clone(&self.ledger)),
             });
         };
-        let Handle { session: id, step } = self.codec.open(handle, &credential, &name)?;
+        let Handle { session: id, step } = self.codec.open(handle, &bound, &name)?;
         let warm = self.warm().remove(&id).filter(|(at, _)| *at == step).map(|(_, session)| session);
         let (key, owner, skill_name) = (id.clone(), credential.clone(), name.clone());
         let rebuild = warm.is_none();
@@ -274,7 +289,7 @@ impl GuardedSessions {
             step,
             stored: warm.as_ref().map_or(0, |session| session.trace().entries.len()),
             skill: name,
-            credential,
+            holder: bound,
             session: warm,
             ledger: Some(Arc::clone(&self.ledger)),
         };
@@ -317,7 +332,7 @@ impl GuardedSessions {
             warm.insert(held.id.clone(), (held.step + 1, session));
         }
         let next = Handle { session: held.id.clone(), step: held.step + 1 };
-        Ok(self.codec.seal(&next, &held.credential, &held.skill))
+        Ok(self.codec.seal(&next, &held.holder, &held.skill))
     }
 
     /// The signed trace of the session `handle` names.
@@ -328,7 +343,7 @@ impl GuardedSessions {
         skill: &Skill,
         handle: &str,
     ) -> Result<TraceDocument, Refused> {
-        let Handle { session: id, .. } = self.codec.open(handle, &principal.id, &skill.name)?;
+        let Handle { session: id, .. } = self.codec.open(handle, &holder(principal), &skill.name)?;
         let (owner, skill_name) = (principal.id.clone(), skill.name.clone());
         let key = id.clone();
         let stored = self.ledger(move |ledger| ledger.trace(&key, &owner, &skill_name)).await?;
