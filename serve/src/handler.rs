@@ -182,6 +182,11 @@ impl McpServer {
         principal.allows(tool) && self.skill.as_ref().is_none_or(|skill| skill.allows(tool))
     }
 
+    /// The skills `principal` may see on this connection.
+    fn visible_skills<'a>(&'a self, principal: &'a Principal) -> impl Iterator<Item = &'a Skill> {
+        self.state.liaison.skills().iter().filter(move |skill| self.skill_visible(principal, skill))
+    }
+
     /// The skill whose file `uri` names, when `principal` may see it here.
     fn visible_skill_file(&self, principal: &Principal, uri: &str) -> Option<&Skill> {
         let name = rmcp::model::skill_name_from_uri(uri)?;
@@ -502,11 +507,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let principal = self.principal(&context)?;
         let prompts = self
-            .state
-            .liaison
-            .skills()
-            .iter()
-            .filter(|skill| self.skill_visible(&principal, skill))
+            .visible_skills(&principal)
             .map(|skill| Prompt::new(skill.name.clone(), Some(skill.description.clone()), None))
             .collect();
         let mut listed = ListPromptsResult::with_all_items(prompts);
@@ -538,14 +539,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let principal = self.principal(&context)?;
-        let skills = self
-            .state
-            .liaison
-            .skills()
-            .iter()
-            .filter(|skill| self.skill_visible(&principal, skill))
-            .map(skill_entry)
-            .collect();
+        let skills = self.visible_skills(&principal).map(skill_entry).collect();
         let mut listed = ListSkillsResult::with_all_items(skills);
         (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
         Ok(listed)
@@ -579,15 +573,11 @@ impl ServerHandler for McpServer {
             ],
             None => Vec::new(),
         };
-        resources.extend(
-            self.state.liaison.skills().iter().filter(|skill| self.skill_visible(&principal, skill)).map(
-                |skill| {
-                    Resource::new(skill_uri(skill), skill.name.clone())
-                        .with_description(skill.description.clone())
-                        .with_mime_type("text/markdown")
-                },
-            ),
-        );
+        resources.extend(self.visible_skills(&principal).map(|skill| {
+            Resource::new(skill_uri(skill), skill.name.clone())
+                .with_description(skill.description.clone())
+                .with_mime_type("text/markdown")
+        }));
         let mut listed = ListResourcesResult::with_all_items(resources);
         (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
         Ok(listed)

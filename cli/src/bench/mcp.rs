@@ -197,6 +197,17 @@ fn outcome(answer: &Value) -> &str {
     envelope["error"]["code"].as_str().or(envelope["status"].as_str()).unwrap_or("no envelope")
 }
 
+/// The credential the bench's in-process figures call as: the one its
+/// token file holds.
+fn bench_principal() -> harmonia_serve::auth::Principal {
+    harmonia_serve::auth::Principal {
+        id: "token:tok_bench".into(),
+        workspace: Some("ws_demo".into()),
+        allow: [TOOL.to_owned()].into(),
+        rate: None,
+    }
+}
+
 /// The carried state of a stateless guarded session on its own (no
 /// HTTP): a session's second step held by its handle and recorded,
 /// `steps` times, each on a session whose first call ran. In one process
@@ -205,7 +216,6 @@ fn outcome(answer: &Value) -> &str {
 /// in `across` (the guard rebuilt from the stored trace, the ledger on
 /// disk).
 fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Samples> {
-    use harmonia_serve::auth::Principal;
     use harmonia_serve::config::SessionsConfig;
     use harmonia_serve::sessions::GuardedSessions;
     let liaison = Liaison::new(host.clone(), SkillSet::builtin())?;
@@ -230,12 +240,7 @@ fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Sam
         Some(_) => Some(GuardedSessions::new(&sessions, &config.limits)?),
     };
     let next = second.as_ref().unwrap_or(&first);
-    let principal = Principal {
-        id: "token:tok_bench".into(),
-        workspace: Some("ws_demo".into()),
-        allow: [TOOL.to_owned()].into(),
-        rate: None,
-    };
+    let principal = bench_principal();
     let arguments: Value = serde_json::from_str(INPUT)?;
     let lease = Duration::from_secs(30);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
@@ -390,18 +395,12 @@ fn serve_on(
 /// buckets, the credential's call permit taken and given back, and a
 /// session's owner looked up (ns, median of `calls`).
 fn tenant_checks_ns(calls: usize) -> f64 {
-    use harmonia_serve::auth::Principal;
     use harmonia_serve::replica::SessionOwners;
     use harmonia_serve::tenants::Tenants;
     let config = bench_serve_config();
     let tenants = std::sync::Arc::new(Tenants::new(config.limits.clone(), config.rate_limits.clone()));
     let owners = SessionOwners::new(std::sync::Arc::clone(&tenants));
-    let principal = Principal {
-        id: "token:tok_bench".into(),
-        workspace: Some("ws_demo".into()),
-        allow: [TOOL.to_owned()].into_iter().collect(),
-        rate: None,
-    };
+    let principal = bench_principal();
     let mut samples = Vec::with_capacity(calls);
     for _ in 0..calls {
         let started = Instant::now();

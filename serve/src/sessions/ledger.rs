@@ -69,7 +69,8 @@ fn after(duration: Duration) -> i64 {
     now_ms().saturating_add(duration.as_millis().min(i64::MAX as u128) as i64)
 }
 
-fn new_id() -> Result<String, LedgerError> {
+/// A new session id: 128 random bits in hex.
+pub fn new_id() -> Result<String, LedgerError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| LedgerError::Store(error.to_string()))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
@@ -150,19 +151,20 @@ impl Ledger {
         self.connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Open a session of `credential` on `skill` with `entries` (its
-    /// activation), at step 0 and held for its first call for `lease`;
-    /// its id. Refused past `bounds` of live sessions.
+    /// Open session `id` (from [`new_id`]) of `credential` on `skill` with
+    /// `entries` (its activation), at step 0 and held for its first call
+    /// for `lease`. Refused past `bounds` of live sessions.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         &self,
+        id: &str,
         credential: &str,
         skill: &str,
         entries: &[String],
         bounds: SessionBounds,
         ttl: Duration,
         lease: Duration,
-    ) -> Result<String, LedgerError> {
-        let id = new_id()?;
+    ) -> Result<(), LedgerError> {
         let mut connection = self.connection();
         let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let now = now_ms();
@@ -191,9 +193,9 @@ impl Ledger {
              VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
             params![id, credential, skill, entries.len() as i64, after(ttl), after(lease)],
         )?;
-        add_entries(&transaction, &id, 0, entries)?;
+        add_entries(&transaction, id, 0, entries)?;
         transaction.commit()?;
-        Ok(id)
+        Ok(())
     }
 
     /// Hold session `id` of `credential` on `skill` for one call for
@@ -306,6 +308,18 @@ mod tests {
     const TTL: Duration = Duration::from_secs(60);
     const LEASE: Duration = Duration::from_secs(60);
 
+    /// Open a new session as [`Ledger::create`] does; its id.
+    fn open(
+        ledger: &Ledger,
+        credential: &str,
+        entries: &[String],
+        ttl: Duration,
+        lease: Duration,
+    ) -> Result<String, LedgerError> {
+        let id = new_id()?;
+        ledger.create(&id, credential, "s", entries, BOUNDS, ttl, lease).map(|()| id)
+    }
+
     fn entries(texts: &[&str]) -> Vec<String> {
         texts.iter().map(|text| (*text).to_owned()).collect()
     }
@@ -313,7 +327,7 @@ mod tests {
     #[test]
     fn a_session_moves_on_one_step_per_call_and_an_earlier_step_is_stale() {
         let ledger = Ledger::open(None).unwrap();
-        let id = ledger.create("c", "s", &entries(&["1"]), BOUNDS, TTL, LEASE).unwrap();
+        let id = open(&ledger, "c", &entries(&["1"]), TTL, LEASE).unwrap();
         assert_eq!(ledger.claim(&id, "c", "s", 0, LEASE, true), Err(LedgerError::Busy));
         ledger.commit(&id, 0, 1, &entries(&["2"]), TTL).unwrap();
         assert_eq!(ledger.claim(&id, "c", "s", 0, LEASE, true), Err(LedgerError::Stale));
@@ -331,7 +345,7 @@ mod tests {
     #[test]
     fn a_session_is_only_its_credentials_and_skills() {
         let ledger = Ledger::open(None).unwrap();
-        let id = ledger.create("c", "s", &entries(&["1"]), BOUNDS, TTL, LEASE).unwrap();
+        let id = open(&ledger, "c", &entries(&["1"]), TTL, LEASE).unwrap();
         ledger.release(&id, 0);
         assert_eq!(ledger.claim(&id, "other", "s", 0, LEASE, true), Err(LedgerError::Unknown));
         assert_eq!(ledger.claim(&id, "c", "other", 0, LEASE, true), Err(LedgerError::Unknown));
@@ -344,19 +358,19 @@ mod tests {
         let ledger = Ledger::open(None).unwrap();
         let one = entries(&["1"]);
         for _ in 0..2 {
-            ledger.create("a", "s", &one, BOUNDS, TTL, Duration::ZERO).unwrap();
+            open(&ledger, "a", &one, TTL, Duration::ZERO).unwrap();
         }
-        assert_eq!(ledger.create("a", "s", &one, BOUNDS, TTL, LEASE), Err(LedgerError::CredentialFull));
+        assert_eq!(open(&ledger, "a", &one, TTL, LEASE), Err(LedgerError::CredentialFull));
         for _ in 0..2 {
-            ledger.create("b", "s", &one, BOUNDS, TTL, Duration::ZERO).unwrap();
+            open(&ledger, "b", &one, TTL, Duration::ZERO).unwrap();
         }
-        assert_eq!(ledger.create("c", "s", &one, BOUNDS, TTL, LEASE), Err(LedgerError::ServerFull));
+        assert_eq!(open(&ledger, "c", &one, TTL, LEASE), Err(LedgerError::ServerFull));
         let short = Ledger::open(None).unwrap();
-        let id = short.create("a", "s", &one, BOUNDS, Duration::ZERO, Duration::ZERO).unwrap();
+        let id = open(&short, "a", &one, Duration::ZERO, Duration::ZERO).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(short.claim(&id, "a", "s", 0, LEASE, true), Err(LedgerError::Unknown));
         for _ in 0..2 {
-            short.create("a", "s", &one, BOUNDS, TTL, LEASE).unwrap();
+            open(&short, "a", &one, TTL, LEASE).unwrap();
         }
         let left: i64 = short
             .connection()
@@ -375,7 +389,7 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         let a = Ledger::open(Some(&path)).unwrap();
         let b = Ledger::open(Some(&path)).unwrap();
-        let id = a.create("c", "s", &entries(&["1"]), BOUNDS, TTL, LEASE).unwrap();
+        let id = open(&a, "c", &entries(&["1"]), TTL, LEASE).unwrap();
         assert_eq!(b.claim(&id, "c", "s", 0, LEASE, true), Err(LedgerError::Busy));
         a.commit(&id, 0, 1, &entries(&["2"]), TTL).unwrap();
         assert_eq!(b.claim(&id, "c", "s", 1, LEASE, true), Ok(Some("[1,2]".to_owned())));

@@ -256,18 +256,15 @@ impl GuardedSessions {
         let bound = holder(principal);
         let name = skill.name.clone();
         let Some(handle) = handle else {
-            let mut session = liaison.session(Self::context("new", principal));
+            let id = ledger::new_id()?;
+            let mut session = liaison.session(Self::context(&id, principal));
             session.activate(&name).map_err(|error| Refused::Activation(error.to_string()))?;
             let entries = entry_texts(session.trace(), 0);
             let stored = entries.len();
             let (bounds, ttl) = (self.bounds, self.ttl);
-            let (owner, skill_name) = (credential.clone(), name.clone());
-            let id = self
-                .ledger(move |ledger| ledger.create(&owner, &skill_name, &entries, bounds, ttl, lease))
+            let (key, owner, skill_name) = (id.clone(), credential.clone(), name.clone());
+            self.ledger(move |ledger| ledger.create(&key, &owner, &skill_name, &entries, bounds, ttl, lease))
                 .await?;
-            // The activation is the trace; the context names the session.
-            let trace = session.trace().clone();
-            let session = liaison.resume(Self::context(&id, principal), trace, SessionLimits::default())?;
             return Ok(Held {
                 id,
                 step: 0,

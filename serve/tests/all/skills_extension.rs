@@ -3,7 +3,7 @@
 //! with the digest of the file `resources/read` serves; a skill the
 //! credential cannot use is neither listed nor readable.
 
-use crate::support::Server;
+use crate::support::{Server, stateless_request};
 use harmonia_serve::config::ServeConfig;
 use harmonia_testkit::server::Loopback;
 use serde_json::{Value, json};
@@ -12,13 +12,9 @@ use sha2::{Digest, Sha256};
 const URI: &str = "skill://job-status/SKILL.md";
 
 fn ask(server: &Server, token: &str, method: &str, params: Value) -> Value {
-    let mut params = params;
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "skills-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut headers = vec![("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)];
     let uri = params["uri"].as_str().unwrap_or_default().to_owned();
+    let body = stateless_request(method, params);
+    let mut headers = vec![("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)];
     if !uri.is_empty() {
         headers.push(("mcp-name", uri.as_str()));
     }

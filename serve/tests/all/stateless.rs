@@ -5,7 +5,7 @@
 //! step: each licenses nothing, and the trace keeps exactly the calls the
 //! guard judged.
 
-use crate::support::{Server, agent};
+use crate::support::{Server, stateless_request};
 use harmonia_serve::config::ServeConfig;
 use harmonia_testkit::server::Loopback;
 use serde_json::{Value, json};
@@ -14,15 +14,12 @@ const SKILL: &str = "/mcp/skills/job-status";
 const META: &str = "dev.harmonia/session";
 
 /// A stateless request of `method` with `params`, carrying `handle`.
-fn request(method: &str, mut params: Value, handle: Option<&str>) -> Value {
-    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}});
+fn request(method: &str, params: Value, handle: Option<&str>) -> Value {
+    let mut request = stateless_request(method, params);
     if let Some(handle) = handle {
-        meta[META] = json!(handle);
+        request["params"]["_meta"][META] = json!(handle);
     }
-    params["_meta"] = meta;
-    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    request
 }
 
 /// What a stateless call on the skill route answered.
@@ -233,7 +230,6 @@ fn stateless_sessions_count_against_the_credentials_share() {
     let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
     let theirs = call(&server, &other, None, "get_job_status", json!({"job_id": "job-7"}));
     assert_eq!(theirs.envelope()["status"], "success", "another credential still opens its own");
-    let _ = agent();
 }
 
 #[test]

@@ -275,8 +275,14 @@ pub fn initialize() -> Value {
 
 /// A stateless (2026-07-28) `tools/call` body.
 pub fn stateless_call(tool: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments,
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientInfo": {"name": "serve-test", "version": "1"},
-                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+    stateless_request("tools/call", json!({"name": tool, "arguments": arguments}))
+}
+
+/// A stateless (2026-07-28) request of `method` with `params`, the
+/// revision's `_meta` added.
+pub fn stateless_request(method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "serve-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 }
