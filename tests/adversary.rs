@@ -18,7 +18,6 @@ use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::skills::{Skill, SkillSet};
 use harmonia_host::liaison::validator::Mode;
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::api::{Api, BOTH, call_both};
 use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, host_with, try_host_with};
 use harmonia_testkit::server::{Loopback, Reply};
@@ -29,9 +28,9 @@ use std::time::{Duration, Instant};
 harmonia_testkit::hostile_tests!(adversary);
 harmonia_artifacts::foreach_hostile!(assert_test_exists);
 
-/// The envelope of `tool`, the same through `Host::call` and `Host::call_async`.
+/// The envelope of `tool`.
 fn call(host: &Host, tool: &str, input: &str, context: &CallContext) -> Value {
-    call_both(host, tool, input, context)
+    host.call(tool, input, context).unwrap().to_value()
 }
 
 fn tenant(workspace: &str) -> CallContext {
@@ -74,9 +73,9 @@ fn scan_for_secret(host: &Host, tool: &str, context: &CallContext) -> Value {
     scanned["data"]["found"].clone()
 }
 
-fn probe_host(max_concurrent_calls: u32) -> Host {
+fn probe_host(max_calls: u32) -> Host {
     let mut config = bare_config();
-    config.limits.max_concurrent_calls = max_concurrent_calls;
+    config.limits.max_calls = max_calls;
     host_with(config, &["testing-memory-probe", "testing-memory-probe-other"]).0
 }
 
@@ -178,16 +177,14 @@ fn wait_host(config: HostConfig) -> Host {
 #[test]
 fn a_guest_waiting_inside_wasi_ends_at_its_deadline() {
     let host = wait_host(bare_config());
-    for (how, api) in
-        ["sleep", "block", "poll", "busy"].into_iter().flat_map(|how| BOTH.map(|api| (how, api)))
-    {
+    for how in ["sleep", "block", "poll", "busy"] {
         let started = Instant::now();
         let input = json!({"how": how}).to_string();
-        let envelope = api.call(&host, "hostile_wait", &input, &CallContext::default()).unwrap().to_value();
+        let envelope = call(&host, "hostile_wait", &input, &CallContext::default());
         let elapsed = started.elapsed();
-        assert_eq!(envelope, timed_out(), "{how} through {api:?}");
+        assert_eq!(envelope, timed_out(), "{how}");
         // The deadline is 1 s; the bound only proves the wait was cut short.
-        assert!(elapsed < Duration::from_millis(3000), "{how} through {api:?} took {elapsed:?}");
+        assert!(elapsed < Duration::from_millis(3000), "{how} took {elapsed:?}");
         assert_healthy(&host);
     }
 }
@@ -195,25 +192,32 @@ fn a_guest_waiting_inside_wasi_ends_at_its_deadline() {
 #[test]
 fn guests_waiting_inside_wasi_cannot_hold_every_call_slot() {
     let mut config = bare_config();
-    config.limits.max_concurrent_calls = 2;
-    config.limits.max_async_calls = 2;
+    config.limits.max_calls = 2;
     let host = wait_host(config);
-    for api in BOTH {
-        six_waiters_on_two_slots(&host, api);
-    }
+    six_waiters_on_two_slots(&host);
 }
 
-fn six_waiters_on_two_slots(host: &Host, api: Api) {
+/// Six sleeping guests on two slots, half through `Host::call` on their
+/// own threads and half through `Host::call_async` on one runtime: the two
+/// APIs share the slots.
+fn six_waiters_on_two_slots(host: &Host) {
     let started = Instant::now();
-    let waiters: Vec<_> = (0..6)
+    let input = r#"{"how": "sleep"}"#;
+    let mut waiters: Vec<_> = (0..3)
         .map(|_| {
             let host = host.clone();
-            std::thread::spawn(move || {
-                let input = r#"{"how": "sleep"}"#;
-                api.call(&host, "hostile_wait", input, &CallContext::default()).unwrap().to_value()
-            })
+            std::thread::spawn(move || call(&host, "hostile_wait", input, &CallContext::default()))
         })
         .collect();
+    waiters.extend((0..3).map(|_| {
+        let host = host.clone();
+        std::thread::spawn(move || {
+            let context = CallContext::default();
+            let envelope =
+                harmonia_testkit::runtime().block_on(host.call_async("hostile_wait", input, &context));
+            envelope.unwrap().to_value()
+        })
+    }));
     let mut ran = 0;
     for waiter in waiters {
         let envelope = waiter.join().unwrap();
@@ -223,13 +227,13 @@ fn six_waiters_on_two_slots(host: &Host, api: Api) {
         match envelope["error"]["code"].as_str() {
             Some("tool_timeout") => ran += 1,
             Some("dependency_unavailable") => assert_eq!(envelope["error"]["retryable"], true),
-            _ => panic!("{api:?}: {envelope}"),
+            _ => panic!("{envelope}"),
         }
     }
-    assert!(ran >= 2, "{api:?}: both slots ran a guest to its deadline ({ran})");
+    assert!(ran >= 2, "both slots ran a guest to its deadline ({ran})");
     // Six one-second waits on two slots: each ends at its own deadline (the
     // later ones while still waiting for a slot), never after an hour.
-    assert!(started.elapsed() < Duration::from_secs(10), "{api:?}: {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert_healthy(host);
 }
 
@@ -259,19 +263,12 @@ fn a_guest_waiting_inside_describe_fails_its_load_at_the_describe_deadline() {
 #[test]
 fn capability_uses_per_call_are_bounded() {
     let (host, _) = host_with(bare_config(), &["hostile-receipt-flood", "testing-memory-probe"]);
-    for api in BOTH {
-        let record =
-            api.call_recorded(&host, "hostile_receipt_flood", "{}", &CallContext::default()).unwrap();
-        assert_eq!(
-            record.envelope.to_value(),
-            failed("The tool exceeded its capability use limit."),
-            "{api:?}"
-        );
-        assert!(record.receipts.len() <= 256, "{api:?}: {} receipts", record.receipts.len());
-        let receipt_bytes: usize = record.receipts.iter().map(|receipt| receipt.target.len()).sum();
-        assert!(receipt_bytes <= 256 * 1024, "{api:?}: {receipt_bytes} bytes of receipts");
-        assert!(record.duration < Duration::from_secs(5), "{api:?}: {:?}", record.duration);
-    }
+    let record = host.call_recorded("hostile_receipt_flood", "{}", &CallContext::default()).unwrap();
+    assert_eq!(record.envelope.to_value(), failed("The tool exceeded its capability use limit."));
+    assert!(record.receipts.len() <= 256, "{} receipts", record.receipts.len());
+    let receipt_bytes: usize = record.receipts.iter().map(|receipt| receipt.target.len()).sum();
+    assert!(receipt_bytes <= 256 * 1024, "{receipt_bytes} bytes of receipts");
+    assert!(record.duration < Duration::from_secs(5), "{:?}", record.duration);
     assert_healthy(&host);
 }
 
@@ -350,12 +347,10 @@ fn an_allowed_name_resolving_to_loopback_is_refused_without_traffic() {
     config.public_web.allow = vec![format!("http://localhost:{port}")];
     let (host, _) = host_with(config, &["testing-fetch-url"]);
     let input = json!({"url": format!("http://localhost:{port}/secret")}).to_string();
-    for api in BOTH {
-        let record = api.call_recorded(&host, "testing_fetch_url", &input, &CallContext::default()).unwrap();
-        assert_eq!(record.envelope.to_value()["data"], json!({"fetchError": "denied"}), "{api:?}");
-        assert_eq!(record.receipts[0].status, "denied", "{api:?}");
-        assert!(server.requests().is_empty(), "{api:?} reached the loopback server: {:?}", server.requests());
-    }
+    let record = host.call_recorded("testing_fetch_url", &input, &CallContext::default()).unwrap();
+    assert_eq!(record.envelope.to_value()["data"], json!({"fetchError": "denied"}));
+    assert_eq!(record.receipts[0].status, "denied");
+    assert!(server.requests().is_empty(), "reached the loopback server: {:?}", server.requests());
 
     // An explicit route to the same server is the operator's choice.
     let mut config = bare_config();

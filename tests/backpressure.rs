@@ -1,6 +1,7 @@
-//! Backpressure at the host's call slots (`limits.max_concurrent_calls`
-//! for `Host::call`, `limits.max_async_calls` for `Host::call_async`),
-//! against a loopback upstream that holds a call's slot: a call that finds
+//! Backpressure at the host's call slots (`limits.max_calls`, shared by
+//! `Host::call` and `Host::call_async`: each test holds the slot through
+//! one API and waits through the other), against a loopback upstream that
+//! holds a call's slot: a call that finds
 //! every slot taken waits up to its deadline; it runs when a slot frees in
 //! time, and otherwise gets exactly the retryable `dependency_unavailable`
 //! envelope, having never run. Every wait is counted in the metrics.
@@ -8,7 +9,6 @@
 use harmonia_host::config::HostConfig;
 use harmonia_host::metrics::Metrics;
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::api::{Api, BOTH};
 use harmonia_testkit::hosts::{bare_config, guest_path};
 use harmonia_testkit::server::Loopback;
 use harmonia_testkit::{assert_metric, dependency_unavailable, metric_value};
@@ -17,12 +17,11 @@ use std::time::{Duration, Instant};
 
 const HOLD_URL: &str = r#"{"url": "https://hn.algolia.com/hold"}"#;
 
-/// One call slot per API, the fetch guest routed to `server`, a trivial
+/// One call slot, the fetch guest routed to `server`, a trivial
 /// guest and a looping guest (1 s deadline), counting into `metrics`.
 fn one_slot_host(server: &Loopback, metrics: &Metrics) -> Host {
     let mut config: HostConfig = bare_config();
-    config.limits.max_concurrent_calls = 1;
-    config.limits.max_async_calls = 1;
+    config.limits.max_calls = 1;
     config.public_web.routes.insert("https://hn.algolia.com".into(), server.base_url());
     let mut builder = Host::builder(config).metrics(metrics.clone());
     for guest in ["testing-fetch-url", "testing-trivial", "hostile-loop"] {
@@ -31,19 +30,31 @@ fn one_slot_host(server: &Loopback, metrics: &Metrics) -> Host {
     builder.build().unwrap()
 }
 
+/// How a test calls the host.
+#[derive(Clone, Copy, Debug)]
+enum Api {
+    /// `Host::call` on the test's thread.
+    Blocking,
+    /// `Host::call_async`, awaited on a tokio runtime.
+    Async,
+}
+
+/// The holder's API and the waiter's, each way round.
+const PAIRS: [(Api, Api); 2] = [(Api::Blocking, Api::Async), (Api::Async, Api::Blocking)];
+
 fn call(api: Api, host: &Host, tool: &str, input: &str) -> Value {
-    api.call(host, tool, input, &CallContext::default()).unwrap().to_value()
+    let context = CallContext::default();
+    let envelope = match api {
+        Api::Blocking => host.call(tool, input, &context),
+        Api::Async => harmonia_testkit::runtime().block_on(host.call_async(tool, input, &context)),
+    };
+    envelope.unwrap().to_value()
 }
 
-/// The metrics label of `api`'s slots.
-fn bound(api: Api) -> &'static str {
-    match api {
-        Api::Blocking => "host_slots",
-        Api::Async => "host_async_slots",
-    }
-}
+/// The metrics label of the host's slots.
+const BOUND: &str = "host_slots";
 
-/// Start a call that holds `api`'s only slot in the upstream, and return
+/// Start a call that holds the only slot in the upstream, and return
 /// once the upstream has its request.
 fn hold_the_slot(api: Api, host: &Host, server: &Loopback) -> std::thread::JoinHandle<Value> {
     let holder = host.clone();
@@ -54,17 +65,17 @@ fn hold_the_slot(api: Api, host: &Host, server: &Loopback) -> std::thread::JoinH
 
 #[test]
 fn a_call_waiting_for_a_slot_runs_when_one_frees_before_its_deadline() {
-    for api in BOTH {
-        waiter_runs_when_a_slot_frees(api);
+    for (holder, waiter) in PAIRS {
+        waiter_runs_when_a_slot_frees(holder, waiter);
     }
 }
 
-fn waiter_runs_when_a_slot_frees(api: Api) {
+fn waiter_runs_when_a_slot_frees(holder_api: Api, api: Api) {
     let server = Loopback::start();
     server.hold("/hold", Duration::from_millis(400));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
-    let holder = hold_the_slot(api, &host, &server);
+    let holder = hold_the_slot(holder_api, &host, &server);
     let started = Instant::now();
     let waiter = call(api, &host, "trivial_probe", "{}");
     let waited = started.elapsed();
@@ -73,7 +84,7 @@ fn waiter_runs_when_a_slot_frees(api: Api) {
     let held = holder.join().unwrap();
     assert_eq!(held["data"]["status"], 200, "{api:?}: {held}");
     let text = metrics.encode();
-    let bound = bound(api);
+    let bound = BOUND;
     assert_metric(&text, &format!(r#"harmonia_slot_waits_total{{bound="{bound}"}}"#), 1.0);
     assert_metric(&text, &format!(r#"harmonia_slot_wait_timeouts_total{{bound="{bound}"}}"#), 0.0);
     assert_metric(&text, &format!(r#"harmonia_slot_wait_seconds_count{{bound="{bound}"}}"#), 1.0);
@@ -85,18 +96,18 @@ fn waiter_runs_when_a_slot_frees(api: Api) {
 
 #[test]
 fn a_call_whose_deadline_passes_waiting_for_a_slot_gets_retryable_dependency_unavailable() {
-    for api in BOTH {
-        waiter_past_its_deadline_is_refused(api);
+    for (holder, waiter) in PAIRS {
+        waiter_past_its_deadline_is_refused(holder, waiter);
     }
 }
 
-fn waiter_past_its_deadline_is_refused(api: Api) {
+fn waiter_past_its_deadline_is_refused(holder_api: Api, api: Api) {
     let server = Loopback::start();
     server.hold("/hold", Duration::from_millis(3000));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
     let started = Instant::now();
-    let holder = hold_the_slot(api, &host, &server);
+    let holder = hold_the_slot(holder_api, &host, &server);
     let waiting = Instant::now();
     // The looping guest would spin forever; it never runs: its 1 s
     // deadline passes while the slot is held.
@@ -108,7 +119,7 @@ fn waiter_past_its_deadline_is_refused(api: Api) {
         "{api:?}: {waited:?}"
     );
     let text = metrics.encode();
-    let bound = bound(api);
+    let bound = BOUND;
     assert_eq!(
         metric_value(&text, "harmonia_calls_in_flight"),
         1.0,
@@ -155,7 +166,7 @@ fn an_async_call_dropped_by_its_embedder_frees_its_slot_at_once() {
     server.hold("/hold", Duration::from_millis(3000));
     let metrics = Metrics::new();
     let host = one_slot_host(&server, &metrics);
-    harmonia_testkit::api::runtime().block_on(async {
+    harmonia_testkit::runtime().block_on(async {
         // A guest spinning in wasm, and one waiting on its upstream: the
         // embedder gives up on each after 100 ms and drops the future.
         for (tool, input) in [("hostile_loop", "{}"), ("testing_fetch_url", HOLD_URL)] {
@@ -172,5 +183,5 @@ fn an_async_call_dropped_by_its_embedder_frees_its_slot_at_once() {
         }
     });
     let text = metrics.encode();
-    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_async_slots"}"#, 0.0);
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 0.0);
 }

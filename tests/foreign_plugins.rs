@@ -11,8 +11,8 @@
 //! the bytes match; it asserts nothing about it (docs/plugin-authors.md
 //! records what was measured).
 
+use harmonia_conformance::{self as conformance, Options, PluginReport};
 use harmonia_host::config::HostConfig;
-use harmonia_host::conformance::{self, Options, PluginReport};
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::expected_evidence_id;
 use serde_json::{Value, json};

@@ -4,7 +4,6 @@
 use harmonia_host::envelope::Envelope;
 use harmonia_host::log::{Level, MemoryLog};
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, guest_path, host_with, try_host_with};
 use serde_json::{Value, json};
@@ -38,9 +37,9 @@ fn hostile_host() -> (Host, std::sync::Arc<MemoryLog>) {
     host_with(bare_config(), &guests)
 }
 
-/// The envelope of `tool`, the same through `Host::call` and `Host::call_async`.
+/// The envelope of `tool`.
 fn call(host: &Host, tool: &str) -> Value {
-    call_both(host, tool, "{}", &CallContext::default())
+    host.call(tool, "{}", &CallContext::default()).unwrap().to_value()
 }
 
 fn execution_failed(message: &str) -> Value {
@@ -58,20 +57,20 @@ fn assert_healthy(host: &Host) {
 #[test]
 fn infinite_loop_is_stopped_at_its_deadline_as_tool_timeout() {
     let (host, _) = hostile_host();
-    for api in BOTH {
+    {
         let started = Instant::now();
-        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
+        let envelope = host.call("hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
         let elapsed = started.elapsed();
         assert_eq!(
             envelope,
             json!({"status": "error", "data": null, "error": {"code": "tool_timeout", "category": "dependency",
                 "message": "The tool call passed its deadline.", "retryable": true}, "evidence": []}),
-            "{api:?}"
+            ""
         );
         // The deadline is 1 s; the bound here only proves the call cannot
         // hang (the precise overshoot is measured by `harmonia bench`).
-        assert!(elapsed >= Duration::from_millis(1000), "{api:?}: {elapsed:?}");
-        assert!(elapsed < Duration::from_millis(2500), "{api:?}: {elapsed:?}");
+        assert!(elapsed >= Duration::from_millis(1000), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
     }
     assert_healthy(&host);
 }
@@ -82,11 +81,11 @@ fn config_lowers_the_deadline_never_raises_it() {
     config.limits.max_deadline_ms = Some(200);
     let (host, _) = host_with(config, &["hostile-loop"]);
     assert_eq!(host.deadline("hostile_loop"), Some(Duration::from_millis(200)));
-    for api in BOTH {
+    {
         let started = Instant::now();
-        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap();
-        assert_eq!(envelope.error.unwrap().code, "tool_timeout", "{api:?}");
-        assert!(started.elapsed() < Duration::from_millis(900), "{api:?}");
+        let envelope = host.call("hostile_loop", "{}", &CallContext::default()).unwrap();
+        assert_eq!(envelope.error.unwrap().code, "tool_timeout");
+        assert!(started.elapsed() < Duration::from_millis(900));
     }
     let mut config = bare_config();
     config.limits.max_deadline_ms = Some(60_000);
@@ -99,14 +98,11 @@ fn fuel_when_asked_for_bounds_instructions() {
     let mut config = bare_config();
     config.limits.fuel = Some(5_000_000);
     let (host, _) = host_with(config, &["hostile-loop", "testing-trivial"]);
-    for api in BOTH {
+    {
         let started = Instant::now();
-        let envelope = api.call(&host, "hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
-        assert_eq!(envelope, execution_failed("The tool exceeded its instruction budget."), "{api:?}");
-        assert!(
-            started.elapsed() < Duration::from_millis(900),
-            "{api:?}: fuel, not the deadline, stopped it"
-        );
+        let envelope = host.call("hostile_loop", "{}", &CallContext::default()).unwrap().to_value();
+        assert_eq!(envelope, execution_failed("The tool exceeded its instruction budget."));
+        assert!(started.elapsed() < Duration::from_millis(900), "fuel, not the deadline, stopped it");
     }
     assert_healthy(&host);
 }
@@ -133,7 +129,7 @@ fn panic_becomes_a_fixed_message_and_its_text_stays_in_the_log() {
     assert_eq!(envelope, execution_failed("The tool stopped with a fault before producing a result."));
     assert!(!envelope.to_string().contains("SECRET-PANIC-TEXT"));
     let stderr: Vec<_> = log.records().into_iter().filter(|record| record.event == "guest.stderr").collect();
-    assert_eq!(stderr.len(), 2, "one per API");
+    assert_eq!(stderr.len(), 1, "one record of the call's stderr");
     for record in stderr {
         assert_eq!(record.level, Level::Debug);
         assert!(
@@ -180,7 +176,7 @@ fn inputs_over_one_mib_are_refused_unread() {
     let (host, _) = hostile_host();
     let big = format!("{{\"blob\": \"{}\"}}", "x".repeat(1024 * 1024));
     assert_eq!(
-        call_both(&host, "trivial_probe", &big, &CallContext::default()),
+        host.call("trivial_probe", &big, &CallContext::default()).unwrap().to_value(),
         json!({"status": "error", "data": null, "error": {"code": "invalid_input", "category": "validation",
             "message": "The input is not a JSON object of this tool's schema.", "retryable": false}, "evidence": []})
     );
@@ -283,11 +279,16 @@ fn host_stays_healthy_after_a_thousand_hostile_calls() {
             .map(|worker| {
                 let host = &host;
                 // One worker through each API, at the same time.
-                let api = BOTH[worker];
                 scope.spawn(move || {
                     for i in 0..500 {
                         let tool = rotation[(i + worker) % rotation.len()];
-                        let envelope = api.call(host, tool, "{}", &CallContext::default()).unwrap();
+                        let context = CallContext::default();
+                        let envelope = if worker == 0 {
+                            host.call(tool, "{}", &context)
+                        } else {
+                            harmonia_testkit::runtime().block_on(host.call_async(tool, "{}", &context))
+                        };
+                        let envelope = envelope.unwrap();
                         assert!(Envelope::from_value(&envelope.to_value()).is_ok());
                         if tool == "hostile_counter" {
                             assert_eq!(envelope.data.as_ref().unwrap()["count"], 1);

@@ -5,9 +5,9 @@
 //! Cases per property are fixed (`CASES`, `SQLITE_CASES`) so a run's total
 //! is known: 8 × 512 + 2 × 64 = 4,224 generated cases.
 
+use harmonia_host::capability::workspace::WorkspaceRead;
 use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::sqlite::{SqliteSource, import};
-use harmonia_host::capability::workspace::{WorkspaceRead, WorkspaceSource};
 use harmonia_host::config::HostConfig;
 use harmonia_host::contract::Category;
 use harmonia_host::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
@@ -218,13 +218,13 @@ proptest! {
         import(&db, &seed).unwrap();
         let before = std::fs::read(&db).unwrap();
         let candidate = json!({"workspaceId": "ws_demo", "posts": posts});
-        let source = SqliteSource::new(db.clone());
+        let source = std::sync::Arc::new(SqliteSource::new(db.clone()));
         let deadline = Instant::now() + Duration::from_secs(5);
         match WorkspaceDocument::from_value(&candidate) {
             Err(_) => prop_assert_eq!(std::fs::read(&db).unwrap(), before),
             Ok(document) => {
                 import(&db, &document).unwrap();
-                let (read, _) = source.read("ws_demo", WorkspaceRead::Engagement, deadline);
+                let (read, _) = harmonia_testkit::read_source(&source, "ws_demo", WorkspaceRead::Engagement, deadline);
                 let engagement: Value = serde_json::from_str(&read.unwrap().body).unwrap();
                 prop_assert_eq!(engagement["posts"].as_array().unwrap().len(), document.measured_posts().count());
             }
@@ -238,11 +238,11 @@ proptest! {
         let seed = WorkspaceDocument::parse(harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON).unwrap();
         import(&db, &seed).unwrap();
         let before = std::fs::read(&db).unwrap();
-        let source = SqliteSource::new(db.clone());
+        let source = std::sync::Arc::new(SqliteSource::new(db.clone()));
         let deadline = Instant::now() + Duration::from_secs(5);
         for read in [WorkspaceRead::Engagement, WorkspaceRead::Feed, WorkspaceRead::Job(&job)] {
-            let _ = source.read("ws_demo", read, deadline);
-            let _ = source.read(&job, read, deadline);
+            let _ = harmonia_testkit::read_source(&source, "ws_demo", read, deadline);
+            let _ = harmonia_testkit::read_source(&source, &job, read, deadline);
         }
         prop_assert_eq!(std::fs::read(&db).unwrap(), before);
     }

@@ -3,7 +3,6 @@
 
 use harmonia_host::config::HostConfig;
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::hosts::{bare_config, host_with};
 use harmonia_testkit::server::{Loopback, Reply};
 use harmonia_testkit::{dependency_unavailable, expected_evidence_id};
@@ -23,11 +22,9 @@ fn routed_config(server: &Loopback) -> HostConfig {
     config
 }
 
-/// The envelope of `tool`, the same through `Host::call` and
-/// `Host::call_async` (each makes its own requests: ureq for one, reqwest
-/// for the other).
+/// The envelope of `tool`.
 fn call(host: &Host, tool: &str, input: &str) -> Value {
-    call_both(host, tool, input, &CallContext::default())
+    host.call(tool, input, &CallContext::default()).unwrap().to_value()
 }
 
 fn live(source: &str, reference: Option<&str>) -> Value {
@@ -54,7 +51,7 @@ fn fetch_returns_signals_and_evidence_from_the_front_page() {
             live("hacker_news_story", Some("https://b.example/p"))]})
     );
     let requests = server.requests();
-    assert_eq!(requests.len(), 2, "one per API");
+    assert_eq!(requests.len(), 1, "one request per call");
     for request in requests {
         assert_eq!(request.method, "GET");
         assert_eq!(request.target, "/api/v1/search?tags=front_page&hitsPerPage=4");
@@ -83,7 +80,7 @@ fn search_sends_the_trimmed_encoded_query() {
     assert_eq!(invalid_query["error"]["category"], "validation");
     let invalid_input = call(&host, "search_trend_signals", r#"{"q": "x"}"#);
     assert_eq!(invalid_input["error"]["code"], "invalid_input");
-    assert_eq!(server.requests().len(), 2, "validation errors make no request");
+    assert_eq!(server.requests().len(), 1, "validation errors make no request");
 }
 
 #[test]
@@ -117,17 +114,17 @@ fn a_body_that_never_finishes_ends_as_tool_timeout_at_the_deadline() {
     let mut config = routed_config(&server);
     config.limits.max_deadline_ms = Some(1500);
     let host = Host::new(config).unwrap();
-    for api in BOTH {
+    {
         let started = Instant::now();
-        let envelope = api.call(&host, "fetch_trend_signals", "{}", &CallContext::default()).unwrap();
+        let envelope = host.call("fetch_trend_signals", "{}", &CallContext::default()).unwrap();
         assert_eq!(
             envelope.to_value(),
             json!({"status": "error", "data": null, "error": {"code": "tool_timeout", "category": "dependency",
                 "message": "The tool call passed its deadline.", "retryable": true}, "evidence": []}),
-            "{api:?}"
+            ""
         );
-        assert!(started.elapsed() >= Duration::from_millis(1400), "{api:?}: {:?}", started.elapsed());
-        assert!(started.elapsed() < Duration::from_secs(5), "{api:?}: {:?}", started.elapsed());
+        assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 }
 
@@ -180,7 +177,7 @@ fn redirects_are_followed_only_within_the_allow_list() {
     assert_eq!(fetch_url(&host, "https://hn.algolia.com/inside"), json!({"status": 200, "bytes": 2}));
     assert_eq!(fetch_url(&host, "https://hn.algolia.com/outside"), json!({"fetchError": "denied"}));
     let targets: Vec<String> = server.requests().into_iter().map(|request| request.target).collect();
-    assert_eq!(targets, ["/inside", "/target", "/inside", "/target", "/outside", "/outside"]);
+    assert_eq!(targets, ["/inside", "/target", "/outside"]);
 }
 
 #[test]
@@ -200,9 +197,9 @@ fn receipts_record_each_use() {
     let server = Loopback::start();
     server.route("/api/v1/search", Reply::Json(200, HITS.into()));
     let host = Host::new(routed_config(&server)).unwrap();
-    for api in BOTH {
-        let record = api.call_recorded(&host, "fetch_trend_signals", "{}", &CallContext::default()).unwrap();
-        assert_eq!(record.receipts.len(), 1, "{api:?}");
+    {
+        let record = host.call_recorded("fetch_trend_signals", "{}", &CallContext::default()).unwrap();
+        assert_eq!(record.receipts.len(), 1);
         let receipt = serde_json::to_value(&record.receipts[0]).unwrap();
         assert_eq!(receipt["capability"], "public-web");
         assert_eq!(receipt["target"], "https://hn.algolia.com/api/v1/search?tags=front_page&hitsPerPage=6");

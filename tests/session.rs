@@ -3,7 +3,7 @@
 
 use harmonia_host::capability::Receipt;
 use harmonia_host::capability::workspace::{
-    ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, mock,
+    ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered, mock,
 };
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::{Liaison, Limit, SessionError, SessionLimits};
@@ -174,19 +174,19 @@ impl WorkspaceSource for OutageFirst {
         "mock"
     }
 
-    fn read(
-        &self,
-        workspace: &str,
-        read: WorkspaceRead<'_>,
+    fn read<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
         deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+    ) -> Reading<'a> {
         if self.failed.swap(true, Ordering::SeqCst) {
-            return self.inner.read(workspace, read, deadline);
+            return Arc::clone(&self.inner).read(workspace, read, deadline);
         }
-        (
+        answered((
             Err(ReadFailure::Unavailable),
             Receipt::new("workspace", "mock:outage".into(), "unavailable", Instant::now()),
-        )
+        ))
     }
 }
 

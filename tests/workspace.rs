@@ -11,7 +11,6 @@ use harmonia_host::config::{HostConfig, WorkspaceConfig, WorkspaceSourceKind};
 use harmonia_host::log::MemoryLog;
 use harmonia_host::time::rfc3339_utc;
 use harmonia_host::{CallContext, Host};
-use harmonia_testkit::api::{BOTH, call_both};
 use harmonia_testkit::expected_evidence_id;
 use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::{Loopback, Reply};
@@ -27,11 +26,42 @@ fn context() -> CallContext {
     CallContext::for_workspace("ws_demo")
 }
 
-/// The envelope of `tool`, the same through `Host::call` and
-/// `Host::call_async` (each reads its own way: a blocking source read, or
-/// the async one).
+/// The envelope of `tool`.
 fn call(host: &Host, tool: &str, input: &str, context: &CallContext) -> Value {
-    call_both(host, tool, input, context)
+    host.call(tool, input, context).unwrap().to_value()
+}
+
+/// `Host::call` is `Host::call_async`'s future polled on the caller's
+/// thread: one path, so the two answer alike by construction. Held once
+/// here, on a live source (the SQLite store, read on the blocking pool of
+/// whichever runtime polls the call), for each workspace tool and a
+/// refused read.
+#[test]
+fn host_call_and_call_async_answer_with_the_same_envelope() {
+    let dir = TempDir::new("one-path");
+    let db = dir.path().join("harmonia.db");
+    sqlite::import(&db, &WorkspaceDocument::parse(mock::DEMO_WORKSPACE_JSON).unwrap()).unwrap();
+    let mut config = HostConfig::default();
+    config.workspace.path = db;
+    let host = Host::new(config).unwrap();
+    for (tool, input, workspace) in [
+        ("get_engagement_insights", "{}", Some("ws_demo")),
+        ("get_operator_feed", "{}", Some("ws_demo")),
+        ("get_job_status", r#"{"job_id": "job-7"}"#, Some("ws_demo")),
+        ("suggest_posting_windows", "{}", Some("ws_demo")),
+        ("get_job_status", r#"{"job_id": "job-7"}"#, None),
+    ] {
+        let context = CallContext { workspace: workspace.map(str::to_owned), ..CallContext::default() };
+        let blocking = host.call(tool, input, &context).unwrap().to_value();
+        let awaited =
+            harmonia_testkit::runtime().block_on(host.call_async(tool, input, &context)).unwrap().to_value();
+        let stamped = |mut envelope: Value| {
+            // The feed's freshness is computed at read time.
+            envelope["data"].as_object_mut().map(|data| data.remove("freshness"));
+            envelope
+        };
+        assert_eq!(stamped(awaited), stamped(blocking), "{tool} for {workspace:?}");
+    }
 }
 
 fn error(code: &str, category: &str, message: &str, retryable: bool) -> Value {
@@ -338,10 +368,8 @@ fn http_source_sends_the_token_and_workspace_and_serves_every_tool() {
             "/api/internal/proactive-feed",
             "/api/internal/insights",
             "/api/internal/job/job%2F42%20x"
-        ]
-        .map(|target| [target; 2])
-        .concat(),
-        "each read once per API"
+        ],
+        "each read once"
     );
 }
 
@@ -378,19 +406,18 @@ fn http_statuses_map_as_the_contract_says_and_leak_nothing() {
         for path in ["/api/internal/insights", "/api/internal/proactive-feed", "/api/internal/job/job-1"] {
             server.route(path, reply.clone());
         }
-        for api in BOTH {
+        {
             for (tool, input) in [
                 ("get_engagement_insights", "{}"),
                 ("get_operator_feed", "{}"),
                 ("suggest_posting_windows", "{}"),
             ] {
-                let record = api.call_recorded(&host, tool, input, &context()).unwrap();
-                assert_eq!(record.envelope.to_value(), expected, "{tool} {reply:?} through {api:?}");
+                let record = host.call_recorded(tool, input, &context()).unwrap();
+                assert_eq!(record.envelope.to_value(), expected, "{tool} {reply:?}");
                 receipts.extend(record.receipts);
             }
-            let record =
-                api.call_recorded(&host, "get_job_status", r#"{"job_id": "job-1"}"#, &context()).unwrap();
-            assert_eq!(record.envelope.to_value(), expected_for_job, "job {reply:?} through {api:?}");
+            let record = host.call_recorded("get_job_status", r#"{"job_id": "job-1"}"#, &context()).unwrap();
+            assert_eq!(record.envelope.to_value(), expected_for_job, "job {reply:?}");
             receipts.extend(record.receipts);
         }
     }
@@ -417,10 +444,10 @@ fn public_error_bodies_never_reach_envelopes_receipts_or_logs() {
     let mut seen = String::new();
     for status in [401, 403, 404, 429, 500, 503] {
         server.route("/api/v1/search", Reply::Json(status, format!(r#"{{"message": "{CANARY}"}}"#)));
-        for api in BOTH {
+        {
             let input = r#"{"query": "x"}"#;
-            let record = api.call_recorded(&host, "search_trend_signals", input, &context()).unwrap();
-            assert_eq!(record.envelope.to_value(), dependency_unavailable(), "{status} through {api:?}");
+            let record = host.call_recorded("search_trend_signals", input, &context()).unwrap();
+            assert_eq!(record.envelope.to_value(), dependency_unavailable(), "{status}");
             seen.push_str(&record.envelope.to_json());
             seen.push_str(&serde_json::to_string(&record.receipts).unwrap());
         }
@@ -634,12 +661,17 @@ fn sqlite_reads_never_mix_two_imports() {
         .map(|_| {
             let (db, done) = (db.clone(), Arc::clone(&done));
             std::thread::spawn(move || {
-                let source = sqlite::SqliteSource::new(db);
+                let source = Arc::new(sqlite::SqliteSource::new(db));
                 let (mut reads, mut torn, mut failed) = (0u32, Vec::new(), 0u32);
                 loop {
                     let last = done.load(Ordering::SeqCst);
                     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-                    let (result, _) = source.read("ws_demo", WorkspaceRead::Engagement, deadline);
+                    let (result, _) = harmonia_testkit::read_source(
+                        &source,
+                        "ws_demo",
+                        WorkspaceRead::Engagement,
+                        deadline,
+                    );
                     let Ok(document) = result else {
                         failed += 1;
                         if last {

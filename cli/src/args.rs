@@ -205,7 +205,7 @@ pub enum Command {
         plugins: Vec<PathBuf>,
         /// Only this part of the table; repeatable (all parts by default).
         #[arg(long = "only", value_name = "PART")]
-        only: Vec<crate::bench::Part>,
+        only: Vec<harmonia_bench::Part>,
     },
     /// Remove every precompiled component from the cache.
     Cache {

@@ -6,7 +6,7 @@
 //!   the subcommands.
 //! - `commands/*`: one module per subcommand.
 //! - [`demo`]: the offline story `harmonia demo` tells.
-//! - [`bench`]: `harmonia bench`, the performance figures.
+//! - `bench`: `harmonia bench` is the `harmonia-bench` crate's [`harmonia_bench::run`].
 //! - [`output`]: stdout that may be closed (no panic on a closed pipe).
 //! - [`progress`]: the spinner shown while a component compiles.
 //!
@@ -18,7 +18,6 @@
 #[macro_use]
 mod output;
 mod args;
-mod bench;
 mod commands;
 mod demo;
 mod progress;

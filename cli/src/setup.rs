@@ -36,11 +36,11 @@ pub fn build_host(args: &HostArgs) -> Result<Host> {
 pub fn build_host_with(
     args: &HostArgs,
     metrics: Option<harmonia_host::metrics::Metrics>,
-    async_calls_at_least: u32,
+    calls_at_least: u32,
 ) -> Result<Host> {
     let mut config = load_config(args.config.as_deref())?;
     config.mock |= args.mock;
-    raise_async_calls(&mut config, async_calls_at_least);
+    raise_call_slots(&mut config, calls_at_least);
     let mut builder = Host::builder(config).log(Arc::new(StderrLog { min_level: log_level() }));
     if let Some(progress) = crate::progress::CompileSpinner::unless_quiet(args.quiet) {
         builder = builder.compile_progress(progress);
@@ -54,16 +54,16 @@ pub fn build_host_with(
     builder.build().context("cannot start the host")
 }
 
-/// Raise `limits.max_async_calls` to `at_least` (the server's in-flight
+/// Raise `limits.max_calls` to `at_least` (the server's in-flight
 /// bound), never lower it.
-fn raise_async_calls(config: &mut HostConfig, at_least: u32) {
-    if config.limits.max_async_calls < at_least {
+fn raise_call_slots(config: &mut HostConfig, at_least: u32) {
+    if config.limits.max_calls < at_least {
         tracing::info!(
-            from = config.limits.max_async_calls,
+            from = config.limits.max_calls,
             to = at_least,
-            "limits.max_async_calls raised to the server's max_in_flight_calls"
+            "limits.max_calls raised to the server's max_in_flight_calls"
         );
-        config.limits.max_async_calls = at_least;
+        config.limits.max_calls = at_least;
     }
 }
 
@@ -86,29 +86,19 @@ pub fn workspace(flag: Option<String>) -> Option<String> {
     flag.or_else(|| std::env::var("HARMONIA_WORKSPACE").ok()).filter(|id| !id.is_empty())
 }
 
-/// Raise this process's soft open-files limit to the hard one; the limit
-/// now in force.
-pub fn raise_open_files() -> u64 {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    limit.current = limit.maximum;
-    let _ = setrlimit(Resource::Nofile, limit);
-    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_servers_in_flight_bound_raises_the_async_slots_never_lowers_them() {
+    fn the_servers_in_flight_bound_raises_the_call_slots_never_lowers_them() {
         let mut config = HostConfig::default();
-        config.limits.max_async_calls = 8;
-        raise_async_calls(&mut config, 1024);
-        assert_eq!(config.limits.max_async_calls, 1024);
-        raise_async_calls(&mut config, 16);
-        assert_eq!(config.limits.max_async_calls, 1024);
-        raise_async_calls(&mut config, 0);
-        assert_eq!(config.limits.max_async_calls, 1024);
+        config.limits.max_calls = 8;
+        raise_call_slots(&mut config, 1024);
+        assert_eq!(config.limits.max_calls, 1024);
+        raise_call_slots(&mut config, 16);
+        assert_eq!(config.limits.max_calls, 1024);
+        raise_call_slots(&mut config, 0);
+        assert_eq!(config.limits.max_calls, 1024);
     }
 }

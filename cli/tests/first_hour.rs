@@ -445,7 +445,7 @@ fn keys(value: &Value) -> std::collections::BTreeSet<String> {
 #[test]
 fn the_guide_counts_and_import_lists_match_the_code() {
     // Every "N checks" in the guide, the README and the templates' READMEs.
-    let checks = harmonia_host::conformance::check_ids().len();
+    let checks = harmonia_conformance::check_ids().len();
     for doc in [
         "docs/plugin-authors.md",
         "README.md",

@@ -6,6 +6,9 @@
 //! - [`codes`]: categories, the stable error codes with their retryability
 //!   and fixed messages, the runtime codes, the name and code patterns.
 //! - [`time`]: RFC 3339 date-times, parsed strictly and formatted in UTC.
+//! - [`job`] (feature `job`, in `full`): the redacted summary of a stored
+//!   job, the only view of a job that leaves the host; `get_job_status`
+//!   builds the same one.
 //!
 //! With the default `full` feature (off in WebAssembly tools, which need
 //! only the two above):
@@ -19,6 +22,8 @@
 //!   grounding, the detector of claimed effects and the validator.
 
 pub mod codes;
+#[cfg(feature = "job")]
+pub mod job;
 pub mod time;
 
 #[cfg(feature = "full")]

@@ -13,7 +13,7 @@ use crate::capability::Receipt;
 use crate::capability::public_web::PublicWebSource;
 use crate::capability::workspace::WorkspaceSource;
 use crate::limits::{CallLimiter, ComponentLimits, MAX_CAPABILITY_USES, MAX_RECEIPT_BYTES, MAX_RESOURCES};
-use crate::wasi::{BoundedIo, BoundedWaits, CapturedStdio};
+use crate::wasi::CapturedStdio;
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::ResourceTable;
@@ -102,12 +102,6 @@ impl CallState {
         self.receipts.push(receipt);
         self.served_mock |= mock;
         self.timed_out |= timed_out;
-    }
-}
-
-impl BoundedWaits for CallState {
-    fn bounded_io(&mut self) -> BoundedIo<'_> {
-        BoundedIo { table: &mut self.table, deadline: self.deadline, timed_out: &mut self.timed_out }
     }
 }
 

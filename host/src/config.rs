@@ -14,8 +14,7 @@
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
-//! | `limits.max_concurrent_calls` | 64; further calls wait up to their deadline, then end as the retryable `dependency_unavailable` |
-//! | `limits.max_async_calls` | 256 async calls in flight (`harmonia serve` raises it to its `max_in_flight_calls`); the same wait and answer past the bound |
+//! | `limits.max_calls` | 256 calls in flight, blocking and async alike (`harmonia serve` raises it to its `max_in_flight_calls`); further calls wait up to their deadline, then end as the retryable `dependency_unavailable`. The old `max_concurrent_calls` and `max_async_calls` are refused, naming it |
 //! | `limits.pooling` | `true` |
 //! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |
@@ -124,12 +123,9 @@ pub struct LimitsConfig {
     pub wasm_stack_kib: u32,
     /// Fuel per call; off when absent.
     pub fuel: Option<u64>,
-    /// Blocking calls ([`crate::Host::call`]) running at once; more wait
-    /// for a slot.
-    pub max_concurrent_calls: u32,
-    /// Async calls ([`crate::Host::call_async`]) in flight at once; more
-    /// wait for a slot.
-    pub max_async_calls: u32,
+    /// Calls in flight at once, through [`crate::Host::call`] and
+    /// [`crate::Host::call_async`] alike; more wait for a slot.
+    pub max_calls: u32,
     /// Use the pooling instance allocator.
     pub pooling: bool,
     /// Core module instances one component may create.
@@ -147,8 +143,7 @@ impl Default for LimitsConfig {
             max_deadline_ms: None,
             wasm_stack_kib: 512,
             fuel: None,
-            max_concurrent_calls: 64,
-            max_async_calls: 256,
+            max_calls: 256,
             pooling: true,
             max_core_instances_per_component: 64,
             max_memories_per_component: 4,
@@ -249,13 +244,29 @@ impl Default for CacheConfig {
     }
 }
 
+/// Keys of `[limits]` that `limits.max_calls` replaced.
+const RETIRED_LIMITS: [&str; 2] = ["max_concurrent_calls", "max_async_calls"];
+
 impl HostConfig {
     /// Parse TOML text; relative paths stay relative to the working directory.
     pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
-        let config: Self = toml::from_str(text).map_err(|error| ConfigError::Parse {
+        let parse_error = |error: toml::de::Error| ConfigError::Parse {
             at: String::new(),
             message: one_line(&error.to_string()),
-        })?;
+        };
+        let table: toml::Table = toml::from_str(text).map_err(parse_error)?;
+        if let Some(limits) = table.get("limits").and_then(toml::Value::as_table)
+            && let Some(old) = RETIRED_LIMITS.iter().find(|key| limits.contains_key(**key))
+        {
+            return Err(ConfigError::Parse {
+                at: String::new(),
+                message: format!(
+                    "limits.{old} was replaced by limits.max_calls, one bound for blocking and async calls \
+                     alike (default 256); rename it"
+                ),
+            });
+        }
+        let config: Self = table.try_into().map_err(parse_error)?;
         config.check()?;
         Ok(config)
     }
@@ -323,8 +334,7 @@ impl HostConfig {
             return invalid("limits.fuel must be positive when set".into());
         }
         for (key, value, range) in [
-            ("max_concurrent_calls", limits.max_concurrent_calls, crate::limits::CONCURRENT_CALLS),
-            ("max_async_calls", limits.max_async_calls, crate::limits::ASYNC_CALLS),
+            ("max_calls", limits.max_calls, crate::limits::CALLS),
             (
                 "max_core_instances_per_component",
                 limits.max_core_instances_per_component,
@@ -491,12 +501,23 @@ mod tests {
     }
 
     #[test]
+    fn the_retired_call_bounds_are_refused_naming_max_calls() {
+        for key in RETIRED_LIMITS {
+            let error = HostConfig::from_toml_str(&format!("[limits]\n{key} = 8")).unwrap_err().to_string();
+            assert!(error.contains(key) && error.contains("limits.max_calls"), "{error}");
+        }
+        let config = HostConfig::from_toml_str("[limits]\nmax_calls = 8").unwrap();
+        assert_eq!(config.limits.max_calls, 8);
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         for text in [
             "[limits]\nmemory_mib = 0",
             "[limits]\nmemory_mib = \"big\"",
             "[limits]\nfuel = 0",
-            "[limits]\nmax_concurrent_calls = 0",
+            "[limits]\nmax_calls = 0",
+            "[limits]\nmax_calls = 16385",
             "[limits]\nwasm_stack_kib = 63",
             "[limits]\nwasm_stack_kib = 2049",
             "[limits]\nmax_core_instances_per_component = 0",

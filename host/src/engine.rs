@@ -1,5 +1,6 @@
-//! The process's wasmtime engine, its epoch ticker, the shared linker and
-//! the call slots that bound concurrency.
+//! The process's wasmtime engine, its epoch ticker, the shared linker, the
+//! call slots that bound concurrency, and the runtime behind the blocking
+//! façade.
 //!
 //! - Epoch interruption, ticked every [`EPOCH_TICK`] by a thread holding
 //!   only a weak reference to the engine; each store checks the wall clock
@@ -17,11 +18,11 @@
 //! - The pool's per-component counts are the configured
 //!   [`ComponentLimits`], the same the store's limiter and the pre-compile
 //!   shape check use; its table slots hold [`MAX_TABLE_ELEMENTS`].
-//! - One engine for blocking and async calls (wasmtime decides per
-//!   instance which API it needs): a component is compiled once, and two
-//!   linkers pre-instantiate it, one with blocking imports, one with async
-//!   ones. The pool holds instances for both bounds, and fiber stacks for
-//!   the async one; a fiber stack is the wasm stack plus
+//! - One call path: every import is async and every call a future on a
+//!   fiber, bounded by one semaphore of `limits.max_calls` slots, whether
+//!   an async embedder awaits it or [`crate::Host::call`] polls it on the
+//!   caller's thread ([`Facade`]). The pool holds an instance and a fiber
+//!   stack per slot; a fiber stack is the wasm stack plus
 //!   [`ASYNC_HOST_STACK`] for the host's frames, and is not zeroed between
 //!   calls: wasm cannot address the native stack, so nothing a call left
 //!   there is readable by the next.
@@ -31,11 +32,12 @@ use crate::cache::ComponentCache;
 use crate::call_state::CallState;
 use crate::config::LimitsConfig;
 use crate::limits::{ASYNC_HOST_STACK, ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
+use std::future::Future;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -57,7 +59,7 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
         .parallel_compilation(true);
     config.async_stack_size(limits.wasm_stack_kib as usize * 1024 + ASYNC_HOST_STACK);
     if limits.pooling {
-        let instances = limits.max_concurrent_calls + limits.max_async_calls + SPARE_INSTANCES;
+        let instances = limits.max_calls + SPARE_INSTANCES;
         let per_component = ComponentLimits::from(limits);
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(instances)
@@ -68,7 +70,7 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
             .total_tables(instances * per_component.tables)
             .max_tables_per_component(per_component.tables)
             .table_elements(MAX_TABLE_ELEMENTS)
-            .total_stacks(limits.max_async_calls + SPARE_INSTANCES)
+            .total_stacks(instances)
             .max_memory_size(memory_bytes as usize)
             .max_unused_warm_slots(instances)
             // Never `Enabled::Auto`: the scan skips swapped-out pages, which
@@ -115,66 +117,55 @@ impl Drop for EpochTicker {
     }
 }
 
-/// A counting semaphore: at most `max` calls hold a slot.
+/// The blocking façade: [`crate::Host::call`] and plugin loading poll the
+/// same future an async call is, on the caller's thread, with a plain
+/// executor (tokio's own `block_on` refuses to run inside a runtime, and a
+/// blocking call must work from any thread). A small tokio runtime owned by
+/// the host (one worker, started with the host) drives the timers and
+/// sockets that future waits on and runs blocking reads on its pool, so a
+/// blocking caller needs no runtime of its own.
 #[derive(Debug)]
-pub struct CallSlots {
-    max: usize,
-    in_use: Mutex<usize>,
-    freed: Condvar,
+pub struct Facade {
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
-/// A held slot, released on drop.
-#[derive(Debug)]
-pub struct Slot<'a>(&'a CallSlots);
-
-impl CallSlots {
-    fn new(max: usize) -> Self {
-        Self { max, in_use: Mutex::new(0), freed: Condvar::new() }
+impl Facade {
+    fn new() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("harmonia-io")
+            .enable_all()
+            .build()?;
+        Ok(Self { runtime: Some(runtime) })
     }
 
-    /// Wait for a slot until `deadline`. `Ok` holds the slot and how long
-    /// the call waited when none was free at once; `Err` is how long it
-    /// waited before the deadline passed.
-    pub fn acquire(&self, deadline: Instant) -> Result<(Slot<'_>, Option<Duration>), Duration> {
-        let started = Instant::now();
-        let Ok(mut in_use) = self.in_use.lock() else { return Err(started.elapsed()) };
-        let mut waited = false;
-        while *in_use >= self.max {
-            waited = true;
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return Err(started.elapsed());
-            };
-            in_use = match self.freed.wait_timeout(in_use, left) {
-                Ok((in_use, _)) => in_use,
-                Err(_) => return Err(started.elapsed()),
-            };
-        }
-        *in_use += 1;
-        Ok((Slot(self), waited.then(|| started.elapsed())))
+    /// Poll `future` to its end on this thread, inside the façade's runtime.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _context = self.runtime.as_ref().map(tokio::runtime::Runtime::enter);
+        futures_executor::block_on(future)
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for Facade {
+    /// A host may be dropped on an async task, where a runtime may not
+    /// block to shut down: its threads are let go in the background.
     fn drop(&mut self) {
-        if let Ok(mut in_use) = self.0.in_use.lock() {
-            *in_use -= 1;
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
         }
-        self.0.freed.notify_one();
     }
 }
 
-/// Engine, linkers, ticker and slots: one per [`crate::Host`].
+/// Engine, linker, ticker, slots and façade: one per [`crate::Host`].
 pub struct Runtime {
     /// The engine.
     pub engine: Engine,
-    /// WASI runtime interfaces and both capabilities, for blocking calls.
+    /// WASI runtime interfaces and both capabilities.
     pub linker: Linker<CallState>,
-    /// The same with async imports, for async calls.
-    pub async_linker: Linker<CallState>,
-    /// Concurrency bound of blocking calls.
-    pub slots: CallSlots,
-    /// Concurrency bound of async calls.
-    pub async_slots: tokio::sync::Semaphore,
+    /// Calls in flight (`limits.max_calls`).
+    pub slots: tokio::sync::Semaphore,
+    /// Runs blocking calls and loads.
+    pub facade: Facade,
     /// Precompiled components, when the cache is on and usable.
     pub cache: Option<ComponentCache>,
     /// Told when a component is compiled rather than mapped from the cache.
@@ -195,19 +186,16 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
         crate::capability::add_to_linker(&mut linker)?;
-        let mut async_linker = Linker::new(&engine);
-        crate::wasi::add_to_async_linker(&mut async_linker, inert_filesystem_and_sockets)?;
-        crate::capability::add_to_async_linker(&mut async_linker)?;
         let ticker = EpochTicker::start(&engine)?;
+        let facade = Facade::new()?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {
             cache,
             compile_progress: None,
             engine,
             linker,
-            async_linker,
-            slots: CallSlots::new(limits.max_concurrent_calls as usize),
-            async_slots: tokio::sync::Semaphore::new(limits.max_async_calls as usize),
+            slots: tokio::sync::Semaphore::new(limits.max_calls as usize),
+            facade,
             metrics: None,
             _ticker: ticker,
         })

@@ -1,6 +1,7 @@
 //! [`Host`]: the public entry point. Built once from a config, shared by
-//! any number of threads and tasks, one sandboxed call per [`Host::call`]
-//! (on the caller's thread) or [`Host::call_async`] (a future).
+//! any number of threads and tasks, one sandboxed call per
+//! [`Host::call_async`] (a future), or per [`Host::call`], a blocking
+//! façade that polls the same future on the caller's thread.
 
 use crate::call_state::CallBinding;
 use crate::capability::Receipt;
@@ -357,36 +358,33 @@ impl Host {
         })
     }
 
-    /// Call `tool` with `input` (JSON text) for `context`, on this thread.
+    /// Call `tool` with `input` (JSON text) for `context`, on this thread:
+    /// [`Host::call_async`]'s future, polled here to its end. Works from any
+    /// thread, inside an async runtime or not; the host's own small runtime
+    /// drives the call's timers and sockets.
     pub fn call(&self, tool: &str, input: &str, context: &CallContext) -> Result<Envelope, CallError> {
         self.call_recorded(tool, input, context).map(|record| record.envelope)
     }
 
-    /// Call `tool` and keep the receipts and timing.
+    /// [`Host::call`] keeping the receipts and timing.
     pub fn call_recorded(
         &self,
         tool: &str,
         input: &str,
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
-        let started = Instant::now();
-        let (plugin, call) = match self.admit(tool, input, context, started)? {
-            Admitted::Run(plugin, call) => (plugin, call),
-            Admitted::Answered(record) => return Ok(record),
-        };
-        let run = sandbox::invoke(call, &plugin.pre);
-        Ok(self.recorded(tool, context, started, run))
+        self.inner.runtime.facade.block_on(self.call_recorded_async(tool, input, context))
     }
 
-    /// [`Host::call`] as a future, for async embedders (`harmonia serve`
-    /// is one): the guest runs on the polling thread, yielding at every
-    /// epoch tick, and its capabilities wait without holding a thread, so
-    /// a call waiting on a slow upstream costs a task, not a thread. Up to
-    /// `limits.max_async_calls` run at once; the rest wait up to their
-    /// deadline, then end as the retryable `dependency_unavailable`. Every
-    /// deadline holds as for [`Host::call`]. Needs a tokio runtime with the
-    /// time driver (and the I/O driver for live capabilities); polled
-    /// outside one it answers [`CallError::NoAsyncRuntime`].
+    /// Call `tool` as a future, for async embedders (`harmonia serve` is
+    /// one): the guest runs on the polling thread, yielding at every epoch
+    /// tick, and its capabilities wait without holding a thread, so a call
+    /// waiting on a slow upstream costs a task, not a thread. Up to
+    /// `limits.max_calls` run at once (blocking calls included); the rest
+    /// wait up to their deadline, then end as the retryable
+    /// `dependency_unavailable`. Needs a tokio runtime with the time driver
+    /// (and the I/O driver for live capabilities); polled outside one it
+    /// answers [`CallError::NoAsyncRuntime`].
     pub async fn call_async(
         &self,
         tool: &str,
@@ -409,7 +407,7 @@ impl Host {
             Admitted::Run(plugin, call) => (plugin, call),
             Admitted::Answered(record) => return Ok(record),
         };
-        let run = sandbox::invoke_async(call, &plugin.pre_async).await;
+        let run = sandbox::invoke(call, &plugin.pre).await;
         Ok(self.recorded(tool, context, started, run))
     }
 

@@ -12,7 +12,8 @@
 //!   evidence ids, descriptors, RFC 3339 time), re-exported from the
 //!   `harmonia-contract` crate, which holds them without wasmtime or I/O.
 //! - `policy`: which imports each world is granted, as data.
-//! - `engine`: the engine, epoch ticker, shared linker, call slots.
+//! - `engine`: the engine, epoch ticker, shared linker, call slots, and
+//!   the runtime behind the blocking façade.
 //! - [`component_shape`]: a component's imports, exports and counts, read
 //!   from its bytes before anything is compiled.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
@@ -27,7 +28,6 @@
 //!   and the workspace document are the contract crate's, re-exported).
 //! - `bindings`: the generated host-side WIT bindings, only.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
-//! - [`conformance`]: the suite a plugin author runs on a component.
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
 //! - [`liaison`]: sessions, the host key and skill directories; the
 //!   answer, trace, skills and validator re-exported from the contract crate.
@@ -36,12 +36,12 @@
 
 // The embedder's API: the host, its config and errors, the envelope and the
 // contract, capabilities (sources an embedder may supply), the liaison,
-// conformance, inspection, the cache's maintenance, logging.
+// inspection, the cache's maintenance, logging. (The conformance suite is
+// its own crate, `harmonia-conformance`, on this API.)
 pub mod cache;
 pub mod capability;
 pub mod component_shape;
 pub mod config;
-pub mod conformance;
 pub mod host;
 pub mod inspect;
 pub mod liaison;
@@ -64,7 +64,7 @@ mod sandbox;
 mod wasi;
 
 pub use limits::{
-    ASYNC_CALLS, CAPTURE_CAP, DEADLINE_RANGE_MS, DESCRIBE_DEADLINE, MAX_CAPABILITY_USES, MAX_INPUT_BYTES,
+    CALLS, CAPTURE_CAP, DEADLINE_RANGE_MS, DESCRIBE_DEADLINE, MAX_CAPABILITY_USES, MAX_INPUT_BYTES,
     MAX_RECEIPT_BYTES, RANDOM_CAP,
 };
 pub use policy::{Grant, ImportError, RefusedImport, World};

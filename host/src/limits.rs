@@ -47,19 +47,17 @@ pub const KEEP_RESIDENT: usize = 256 * 1024;
 /// `describe` at load).
 pub const SPARE_INSTANCES: u32 = 8;
 
-/// Native stack an async call's fiber has beyond the wasm stack, for the
-/// host functions and futures it polls.
+/// Native stack a call's fiber has beyond the wasm stack, for the host
+/// functions and futures it polls.
 pub const ASYNC_HOST_STACK: usize = 1024 * 1024;
 
 /// `limits.memory_mib`.
 pub const MEMORY_MIB: RangeInclusive<u32> = 1..=4096;
-/// `limits.max_concurrent_calls`.
-pub const CONCURRENT_CALLS: RangeInclusive<u32> = 1..=1024;
-/// `limits.max_async_calls`.
-pub const ASYNC_CALLS: RangeInclusive<u32> = 1..=16_384;
+/// `limits.max_calls`.
+pub const CALLS: RangeInclusive<u32> = 1..=16_384;
 /// `limits.wasm_stack_kib`: wasmtime refuses a wasm stack larger than the
-/// host stack it reserves for a call (2 MiB). Calls run on the caller's
-/// thread, which needs this much stack plus its own frames.
+/// host stack it reserves for a call (2 MiB). A call runs on a fiber with
+/// this much stack plus [`ASYNC_HOST_STACK`].
 pub const WASM_STACK_KIB: RangeInclusive<u32> = 64..=2048;
 /// `limits.max_core_instances_per_component`.
 pub const CORE_INSTANCES_PER_COMPONENT: RangeInclusive<u32> = 1..=1000;

@@ -39,10 +39,8 @@ pub const DURATION_BUCKETS: [f64; 20] = [
 /// in-flight permits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
-    /// `limits.max_concurrent_calls` in the host.
+    /// `limits.max_calls` in the host.
     HostSlots,
-    /// `limits.max_async_calls` in the host.
-    HostAsyncSlots,
     /// `limits.max_in_flight_calls` in `harmonia serve`.
     ServeInFlight,
     /// `limits.max_in_flight_calls_per_credential` in `harmonia serve`.
@@ -53,7 +51,6 @@ impl Bound {
     fn label(self) -> &'static str {
         match self {
             Self::HostSlots => "host_slots",
-            Self::HostAsyncSlots => "host_async_slots",
             Self::ServeInFlight => "serve_in_flight",
             Self::CredentialInFlight => "credential_in_flight",
         }

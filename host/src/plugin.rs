@@ -11,7 +11,6 @@
 //! the component in.
 
 use crate::bindings::ToolHostPre;
-use crate::bindings::asynchronous::ToolHostPre as AsyncToolHostPre;
 use crate::cache::{CacheOutcome, Lookup};
 use crate::call_state::CallState;
 use crate::capability::sha256_hex;
@@ -153,8 +152,6 @@ pub struct Plugin {
     /// What is known about it.
     pub info: PluginInfo,
     pub(crate) pre: ToolHostPre<CallState>,
-    /// The same, linked with async imports, for async calls.
-    pub(crate) pre_async: AsyncToolHostPre<CallState>,
     /// Whether it came from the precompiled cache.
     pub cache: CacheOutcome,
 }
@@ -347,9 +344,9 @@ pub fn load_compiled(
         |error: wasmtime::Error| LoadError::Link { origin: origin.clone(), message: first_line(&error) };
     let pre = runtime.linker.instantiate_pre(component).map_err(link_error)?;
     let pre = ToolHostPre::new(pre).map_err(link_error)?;
-    let pre_async = runtime.async_linker.instantiate_pre(component).map_err(link_error)?;
-    let pre_async = AsyncToolHostPre::new(pre_async).map_err(link_error)?;
-    let raw = sandbox::describe(runtime, &pre, limits)
+    let raw = runtime
+        .facade
+        .block_on(sandbox::describe(runtime, &pre, limits))
         .map_err(|source| LoadError::Describe { origin: origin.clone(), source })?;
     let descriptor = sandbox::descriptor_from_wit(raw)
         .map_err(|_| LoadError::Descriptor { origin: origin.clone(), error: DescriptorError::InputSchema })?;
@@ -358,7 +355,7 @@ pub fn load_compiled(
         let error = DescriptorError::Scope { declared: descriptor.scope.as_str(), world: world.as_str() };
         return Err(LoadError::Descriptor { origin, error });
     }
-    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre, pre_async, cache })
+    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre, cache })
 }
 
 fn first_line(error: &wasmtime::Error) -> String {

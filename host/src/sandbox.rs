@@ -4,9 +4,8 @@
 //! Nothing survives between calls: every call instantiates the plugin in a
 //! new `Store` (a store that trapped is poisoned anyway). The envelope is
 //! built here and only here:
-//! - a deadline passed (in the guest or waiting on a capability) is
-//!   `tool_timeout`, for blocking calls ([`invoke`]) and async ones
-//!   ([`invoke_async`]) alike;
+//! - a deadline passed (in the guest, waiting on a capability or inside
+//!   `wasi:io`) is `tool_timeout`;
 //! - a deadline that passed while every call slot was taken is the
 //!   retryable `dependency_unavailable`: the call never ran, so the
 //!   caller may retry it as it is;
@@ -34,7 +33,6 @@
 //! envelope, whose messages stay fixed and safe for agents.
 
 use crate::bindings::ToolHostPre;
-use crate::bindings::asynchronous::ToolHostPre as AsyncToolHostPre;
 use crate::bindings::harmonia::tools::types;
 use crate::call_state::{CallBinding, CallState};
 use crate::capability::Receipt;
@@ -106,23 +104,16 @@ pub struct CallRun {
     pub peak_memory_bytes: usize,
 }
 
-/// How a store's guest is run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Run {
-    /// On the caller's thread, to the end.
-    Blocking,
-    /// As a future that yields to the executor at every epoch tick, so a
-    /// guest spinning on the CPU neither holds a worker thread nor outlives
-    /// the timeout around it.
-    Yielding,
-}
-
+/// A store for one run of a guest: the call's limits, and an epoch
+/// callback that interrupts the guest once `deadline` has passed and
+/// otherwise yields to the executor at every tick, so a guest spinning on
+/// the CPU neither holds a worker thread nor outlives the timeout around
+/// it.
 fn new_store(
     runtime: &Runtime,
     limits: CallLimits,
     deadline: Instant,
     binding: CallBinding,
-    run: Run,
 ) -> Store<CallState> {
     let mut store =
         Store::new(&runtime.engine, CallState::new(limits.memory_bytes, limits.component, deadline, binding));
@@ -130,10 +121,8 @@ fn new_store(
     store.epoch_deadline_callback(move |context| {
         Ok(if Instant::now() >= context.data().deadline {
             UpdateDeadline::Interrupt
-        } else if run == Run::Yielding {
-            UpdateDeadline::Yield(1)
         } else {
-            UpdateDeadline::Continue(1)
+            UpdateDeadline::Yield(1)
         })
     });
     store.set_epoch_deadline(1);
@@ -289,7 +278,7 @@ fn count_slot_wait(metrics: Option<&Metrics>, bound: Bound, waited: Option<Durat
 }
 
 /// One call ready to run: everything the sandbox needs but the plugin's
-/// pre-instance, which differs between blocking and async calls.
+/// pre-instance.
 pub struct Invocation<'a> {
     /// The engine, linkers and slots.
     pub runtime: &'a Runtime,
@@ -305,53 +294,26 @@ pub struct Invocation<'a> {
     pub input: &'a str,
 }
 
-/// Run `invoke` once, on the caller's thread.
-pub fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
-    let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
-    let call_deadline = deadline;
-    let deadline = Instant::now() + deadline;
-    let acquired = runtime.slots.acquire(deadline);
-    let metrics = runtime.metrics.as_ref();
-    match &acquired {
-        Ok((_, waited)) => count_slot_wait(metrics, Bound::HostSlots, *waited, true),
-        Err(waited) => count_slot_wait(metrics, Bound::HostSlots, Some(*waited), false),
-    }
-    let Ok((_slot, _)) = acquired else {
-        return no_slot();
-    };
-    let _running = metrics.map(Metrics::running);
-    let mut store = new_store(runtime, limits, deadline, binding, Run::Blocking);
-    let (outcome, trap) = match pre.instantiate(&mut store) {
-        Ok(instance) => {
-            let result = instance.harmonia_tools_tool().call_invoke(&mut store, input);
-            invoked(result, store.data())
-        }
-        Err(error) => not_instantiated(&error, store.data()),
-    };
-    let limits = Limits { deadline: call_deadline, memory_bytes: limits.memory_bytes, fuel: limits.fuel };
-    finished(descriptor, store, outcome, trap, &limits)
-}
-
-/// Run `invoke` once as a future, for async embedders.
+/// Run `invoke` once, as a future.
 ///
 /// The slot wait, instantiation and the guest's run are one future bounded
 /// by the deadline: when it passes, the future is dropped wherever the
 /// guest is (spinning, which yields at every epoch tick; waiting on a
 /// capability; waiting inside `wasi:io`), wasmtime unwinds the guest's
 /// fiber, and the call ends as `tool_timeout` with the receipts it made.
-pub async fn invoke_async(call: Invocation<'_>, pre: &AsyncToolHostPre<CallState>) -> CallRun {
+pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallRun {
     let Invocation { runtime, descriptor, deadline, limits, binding, input } = call;
     let call_deadline = deadline;
     let deadline = Instant::now() + deadline;
     let metrics = runtime.metrics.as_ref();
-    let slot = match runtime.async_slots.try_acquire() {
+    let slot = match runtime.slots.try_acquire() {
         Ok(permit) => Some(permit),
         Err(_) => {
             let waiting = Instant::now();
-            let wait = runtime.async_slots.acquire();
+            let wait = runtime.slots.acquire();
             let permit = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), wait).await;
             let permit = permit.ok().and_then(Result::ok);
-            count_slot_wait(metrics, Bound::HostAsyncSlots, Some(waiting.elapsed()), permit.is_some());
+            count_slot_wait(metrics, Bound::HostSlots, Some(waiting.elapsed()), permit.is_some());
             permit
         }
     };
@@ -359,7 +321,7 @@ pub async fn invoke_async(call: Invocation<'_>, pre: &AsyncToolHostPre<CallState
         return no_slot();
     };
     let _running = metrics.map(Metrics::running);
-    let mut store = new_store(runtime, limits, deadline, binding, Run::Yielding);
+    let mut store = new_store(runtime, limits, deadline, binding);
     let run = async {
         match pre.instantiate_async(&mut store).await {
             Ok(instance) => Ok(instance.harmonia_tools_tool().call_invoke(&mut store, input).await),
@@ -393,21 +355,27 @@ pub enum DescribeError {
     Trapped(#[source] wasmtime::Error),
 }
 
-/// Run `describe` once, with no capability bound.
-pub fn describe(
+/// Run `describe` once, with no capability bound, as a future ended at
+/// [`DESCRIBE_DEADLINE`] wherever the guest is.
+pub async fn describe(
     runtime: &Runtime,
     pre: &ToolHostPre<CallState>,
     limits: CallLimits,
 ) -> Result<types::Descriptor, DescribeError> {
-    let mut store =
-        new_store(runtime, limits, Instant::now() + DESCRIBE_DEADLINE, CallBinding::default(), Run::Blocking);
-    let instance = pre.instantiate(&mut store).map_err(DescribeError::Instantiate)?;
-    instance.harmonia_tools_tool().call_describe(&mut store).map_err(|error| {
-        match classify(&error, store.data()) {
-            Outcome::TimedOut => DescribeError::TimedOut,
-            _ => DescribeError::Trapped(error),
-        }
-    })
+    let deadline = Instant::now() + DESCRIBE_DEADLINE;
+    let mut store = new_store(runtime, limits, deadline, CallBinding::default());
+    let run = async {
+        let instance = pre.instantiate_async(&mut store).await.map_err(DescribeError::Instantiate)?;
+        instance.harmonia_tools_tool().call_describe(&mut store).await.map_err(DescribeError::Trapped)
+    };
+    match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), run).await {
+        Ok(Err(DescribeError::Trapped(error))) => match classify(&error, store.data()) {
+            Outcome::TimedOut => Err(DescribeError::TimedOut),
+            _ => Err(DescribeError::Trapped(error)),
+        },
+        Ok(described) => described,
+        Err(_) => Err(DescribeError::TimedOut),
+    }
 }
 
 fn failed(failure: ExecutionFailure) -> Envelope {

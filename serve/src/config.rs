@@ -385,7 +385,7 @@ impl ServeConfig {
             return Err(ServeConfigError::Invalid(format!("{key} must be at least 1")));
         }
         // The host gives every call let in an async slot of its own.
-        let most_calls = *harmonia_host::ASYNC_CALLS.end();
+        let most_calls = *harmonia_host::CALLS.end();
         if limits.max_in_flight_calls > most_calls {
             return Err(ServeConfigError::Invalid(format!(
                 "limits.max_in_flight_calls must be at most {most_calls}"

@@ -8,6 +8,7 @@
 //! - [`config`]: the serve config (tokens, JWT, bounds).
 //! - [`auth`]: static tokens (hashes only) and JWTs → a [`auth::Principal`].
 //! - [`catalog`]: tools as MCP tools, envelopes as MCP results.
+//! - [`open_files`]: raising the process's open-files limit.
 //! - [`stalled_writes`]: connections that fail once the client stops reading.
 //! - [`state`]: what every connection shares; the in-flight call slots.
 //! - [`tenants`]: every credential's share of the bounds, and its rate.
@@ -28,6 +29,7 @@ pub mod catalog;
 pub mod config;
 pub mod handler;
 pub mod http;
+pub mod open_files;
 pub mod replica;
 pub mod sessions;
 pub mod stalled_writes;

@@ -2,8 +2,8 @@
 //! that can misbehave on cue, and an independent evidence id formula.
 //!
 //! Parts:
-//! - [`api`]: the host's blocking and async call APIs, so a test holds a
-//!   promise through both.
+//! - [`runtime`]: a shared tokio runtime for tests of `Host::call_async`,
+//!   and [`read_source`], one workspace read awaited on it.
 //! - [`server`]: [`server::Loopback`], a scripted HTTP/1.1 server on
 //!   127.0.0.1 that records what it was asked and stops when dropped.
 //! - [`hosts`]: hosts over chosen guests, with an in-memory log.
@@ -14,13 +14,37 @@
 //! - [`metric_value`], [`assert_metric`]: one series' value in a
 //!   Prometheus text scrape.
 
-pub mod api;
 pub mod hostile;
 pub mod hosts;
 pub mod server;
 pub mod tempdir;
 
 use sha2::{Digest, Sha256};
+use std::sync::OnceLock;
+
+/// The runtime async calls run on in tests: two workers (the machine's
+/// cores) and every driver, as an embedder's would have.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime starts")
+    })
+}
+
+/// One read from a workspace source, awaited on [`runtime`] (SQLite reads
+/// run on its blocking pool).
+pub fn read_source<S: harmonia_host::capability::workspace::WorkspaceSource>(
+    source: &std::sync::Arc<S>,
+    workspace: &str,
+    read: harmonia_host::capability::workspace::WorkspaceRead<'_>,
+    deadline: std::time::Instant,
+) -> harmonia_host::capability::workspace::Answer {
+    runtime().block_on(std::sync::Arc::clone(source).read(workspace, read, deadline))
+}
 
 /// `ev-` and the first 16 hex digits of SHA-256 over
 /// `source|provenance|reference`.

@@ -2,7 +2,7 @@
 
 use crate::setup::{UsageError, load_config, log_level, read_text};
 use anyhow::Result;
-use harmonia_host::conformance::{self, Options};
+use harmonia_conformance::{self as conformance, Options};
 use harmonia_host::log::{Level, StderrLog};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -45,7 +45,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Serve(args) => serve::run(args),
         Command::Demo { export, html } => crate::demo::run(export.as_deref(), html.as_deref()),
-        Command::Bench { json, quick, plugins, only } => crate::bench::run(json, quick, &plugins, &only),
+        Command::Bench { json, quick, plugins, only } => {
+            harmonia_bench::run(json, quick, &plugins, &only, crate::output::write)
+        }
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())
         }

@@ -264,7 +264,7 @@ fn serve(
 /// connection holds a descriptor, and each call in flight an upstream one.
 /// Warns when even the hard limit is below what the bounds allow.
 fn raise_open_files(config: &ServeConfig) {
-    let open_files = crate::setup::raise_open_files();
+    let open_files = harmonia_serve::open_files::raise();
     let wanted = u64::from(config.limits.max_connections) + u64::from(config.limits.max_in_flight_calls) + 64;
     if open_files < wanted {
         tracing::warn!(

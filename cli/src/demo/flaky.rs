@@ -2,7 +2,7 @@
 //! offline.
 
 use harmonia_host::capability::Receipt;
-use harmonia_host::capability::workspace::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource};
+use harmonia_host::capability::workspace::{ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
@@ -30,12 +30,12 @@ impl WorkspaceSource for FlakySource {
         self.inner.kind()
     }
 
-    fn read(
-        &self,
-        workspace: &str,
-        read: WorkspaceRead<'_>,
+    fn read<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
         deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+    ) -> Reading<'a> {
         let failing = self
             .fail_next
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
@@ -47,8 +47,8 @@ impl WorkspaceSource for FlakySource {
                 "unavailable",
                 Instant::now(),
             );
-            return (Err(ReadFailure::Unavailable), receipt);
+            return answered((Err(ReadFailure::Unavailable), receipt));
         }
-        self.inner.read(workspace, read, deadline)
+        Arc::clone(&self.inner).read(workspace, read, deadline)
     }
 }

@@ -8,8 +8,7 @@
 //!   and by the call's deadline, or served from fixtures in mock mode.
 //! - [`workspace`]: typed reads of the caller's workspace from one source
 //!   (SQLite, the internal HTTP API, or fixtures).
-//! - [`http_client`]: the bounded HTTP client both use for blocking calls,
-//!   and [`async_http`] its async twin for [`crate::Host::call_async`].
+//! - [`http_client`]: the bounded HTTP client both use.
 //!
 //! Each capability is one folder: its source trait and sources, its config
 //! (re-exported from [`crate::config`], whose tables it is), its fixture
@@ -22,7 +21,6 @@
 //! the host starts, bound to a call (workspace id, deadline) when the call
 //! starts, and each use recorded as a receipt.
 
-pub mod async_http;
 pub mod http_client;
 pub mod public_address;
 pub mod public_web;
@@ -93,15 +91,6 @@ pub(crate) fn add_to_linker(
     crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |state| state)?;
     public_web::guest::add_to_linker(linker)?;
     workspace::guest::add_to_linker(linker)
-}
-
-/// The same for async calls, on the async bindings.
-pub(crate) fn add_to_async_linker(
-    linker: &mut wasmtime::component::Linker<crate::call_state::CallState>,
-) -> wasmtime::Result<()> {
-    crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |state| state)?;
-    public_web::guest::add_to_async_linker(linker)?;
-    workspace::guest::add_to_async_linker(linker)
 }
 
 /// Time left before `deadline`, or `None` when it has passed.

@@ -6,19 +6,14 @@
 //! let a guest reach services on the host's own network. So every address
 //! a name resolves to is checked, and a name with no public address is
 //! refused before any connection. The check applies to the addresses the
-//! client will connect to (this resolver hands them over, to ureq for
-//! blocking calls and to reqwest for async ones), so a second lookup
-//! cannot swap them.
+//! client will connect to (this resolver hands them over to reqwest), so a
+//! second lookup cannot swap them.
 //!
 //! Not filtered: an allow-listed IP literal (the operator named that exact
 //! address) and explicit routes (`public_web.routes`), which use their own
 //! agent.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use ureq::config::Config;
-use ureq::http::Uri;
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::NextTimeout;
 
 /// The io error text of a refused name (the kind is `PermissionDenied`).
 pub const REFUSED: &str = "the name resolves to no public address";
@@ -36,32 +31,7 @@ fn refusal() -> std::io::Error {
 
 /// Resolves with the system resolver, keeping public addresses only.
 #[derive(Debug, Default)]
-pub struct PublicAddressesOnly {
-    system: DefaultResolver,
-}
-
-impl Resolver for PublicAddressesOnly {
-    fn resolve(
-        &self,
-        uri: &Uri,
-        config: &Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let resolved = self.system.resolve(uri, config, timeout)?;
-        let literal = uri.host().map(|host| host.trim_start_matches('[').trim_end_matches(']'));
-        if literal.is_some_and(|host| host.parse::<IpAddr>().is_ok()) {
-            return Ok(resolved);
-        }
-        let mut public = self.empty();
-        for address in resolved.iter().filter(|address| is_public(address.ip())) {
-            public.push(*address);
-        }
-        if public.is_empty() {
-            return Err(ureq::Error::Io(refusal()));
-        }
-        Ok(public)
-    }
-}
+pub struct PublicAddressesOnly;
 
 impl reqwest::dns::Resolve for PublicAddressesOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {

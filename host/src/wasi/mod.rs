@@ -8,13 +8,11 @@
 //! an envelope. Clocks and random numbers are the host's; one request for
 //! random bytes is capped at [`RANDOM_CAP`].
 //!
-//! Parts: [`bounded_io`] ends every wait inside `wasi:io` at the call's
-//! deadline for blocking calls; this module builds the per-call context
-//! and links the rest, once for blocking calls and once for async ones.
-
-mod bounded_io;
-
-pub use bounded_io::{BoundedIo, HasBoundedIo};
+//! This module builds the per-call context and links the interfaces. They
+//! are async: a wait inside `wasi:io` (a sleep, a poll on a pollable that
+//! never becomes ready) is a future of the call, and the sandbox drops the
+//! whole call at its deadline, so every wait ends there without a
+//! per-wait bound.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -23,7 +21,7 @@ use wasmtime::component::{HasData, Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream, WasiCli, WasiCliView as _};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView as _};
 use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView as _};
-use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sockets, sync};
+use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sockets};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView as _};
@@ -31,12 +29,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiView};
 use wasmtime_wasi_io::bytes::Bytes;
 
 pub use crate::limits::{CAPTURE_CAP, RANDOM_CAP};
-
-/// Store data whose `wasi:io` waits are bounded by a deadline.
-pub trait BoundedWaits {
-    /// The resource table and the deadline for this store's waits.
-    fn bounded_io(&mut self) -> BoundedIo<'_>;
-}
 
 /// A capped in-memory sink for a guest's stdout or stderr.
 #[derive(Clone, Debug, Default)]
@@ -154,35 +146,10 @@ impl HasData for HasIo {
     type Data<'a> = &'a mut ResourceTable;
 }
 
-/// Link the runtime interfaces every tool is granted, for blocking calls;
-/// with `inert`, also filesystem and sockets, which the per-call context
-/// leaves with no preopens and no reachable address. Every wait inside
-/// `wasi:io` ends at the call's deadline ([`bounded_io`]).
-pub fn add_to_linker<T: WasiView + BoundedWaits + 'static>(
-    linker: &mut Linker<T>,
-    inert: bool,
-) -> wasmtime::Result<()> {
-    let l = linker;
-    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
-    sync::io::poll::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
-    sync::io::streams::add_to_linker::<T, HasBoundedIo>(l, T::bounded_io)?;
-    add_nonblocking(l, inert)?;
-    if inert {
-        sync::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
-        sync::sockets::tcp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-        sync::sockets::udp::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-        sync::sockets::udp_create_socket::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
-    }
-    Ok(())
-}
-
-/// The same for async calls: waits inside `wasi:io` are futures, and the
-/// whole call is one future the sandbox drops at the deadline, so they end
-/// there too without a per-wait bound.
-pub fn add_to_async_linker<T: WasiView + 'static>(
-    linker: &mut Linker<T>,
-    inert: bool,
-) -> wasmtime::Result<()> {
+/// Link the runtime interfaces every tool is granted; with `inert`, also
+/// filesystem and sockets, which the per-call context leaves with no
+/// preopens and no reachable address.
+pub fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>, inert: bool) -> wasmtime::Result<()> {
     let l = linker;
     wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
     wasmtime_wasi_io::bindings::wasi::io::poll::add_to_linker::<T, HasIo>(l, |t| t.ctx().table)?;
@@ -197,8 +164,7 @@ pub fn add_to_async_linker<T: WasiView + 'static>(
     Ok(())
 }
 
-/// The interfaces whose functions never wait, the same for both kinds of
-/// call.
+/// The interfaces whose functions never wait.
 fn add_nonblocking<T: WasiView + 'static>(l: &mut Linker<T>, inert: bool) -> wasmtime::Result<()> {
     clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
     clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;

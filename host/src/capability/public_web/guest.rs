@@ -1,10 +1,10 @@
 //! The `public-web` import as guests see it: each `get` is counted against
 //! the call's limits, answered by the bound source (or `denied` when the
 //! call has none), recorded as a receipt, and its failure mapped to the
-//! WIT `fetch-error`. Blocking and async calls share all of it but the wait.
+//! WIT `fetch-error`.
 
 use super::{PublicWebSource, WebAnswer, WebFailure, WebResponse};
-use crate::bindings::{asynchronous, public_web};
+use crate::bindings::public_web;
 use crate::call_state::CallState;
 use crate::capability::{Receipt, remaining};
 use std::sync::Arc;
@@ -14,34 +14,28 @@ use wasmtime::component::{HasSelf, Linker};
 /// The interface's name, as components import it (without `@version`).
 pub const INTERFACE: &str = "harmonia:tools/public-web";
 
-/// Link the blocking import to [`CallState`].
+/// Link the import to [`CallState`].
 pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     public_web::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
 }
 
-/// Link the async import to [`CallState`].
-pub(crate) fn add_to_async_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    asynchronous::public_web::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
-}
-
-/// A source's answer as the `get` of the bindings module `$wit` returns it.
-macro_rules! guest_answer {
-    ($wit:path, $result:expr) => {{
-        use $wit as wit;
-        $result
-            .map(|response| wit::Response {
-                status: response.status,
-                content_type: response.content_type,
-                body: response.body,
-            })
-            .map_err(|failure| match failure {
-                WebFailure::Denied => wit::FetchError::Denied,
-                WebFailure::InvalidUrl => wit::FetchError::InvalidUrl,
-                WebFailure::TimedOut => wit::FetchError::TimedOut,
-                WebFailure::TooLarge => wit::FetchError::TooLarge,
-                WebFailure::Unavailable => wit::FetchError::Unavailable,
-            })
-    }};
+/// A source's answer as the guest's `get` returns it.
+fn guest_answer(
+    result: Result<WebResponse, WebFailure>,
+) -> Result<public_web::Response, public_web::FetchError> {
+    result
+        .map(|response| public_web::Response {
+            status: response.status,
+            content_type: response.content_type,
+            body: response.body,
+        })
+        .map_err(|failure| match failure {
+            WebFailure::Denied => public_web::FetchError::Denied,
+            WebFailure::InvalidUrl => public_web::FetchError::InvalidUrl,
+            WebFailure::TimedOut => public_web::FetchError::TimedOut,
+            WebFailure::TooLarge => public_web::FetchError::TooLarge,
+            WebFailure::Unavailable => public_web::FetchError::Unavailable,
+        })
 }
 
 impl CallState {
@@ -69,28 +63,17 @@ impl CallState {
 }
 
 impl public_web::Host for CallState {
-    fn get(&mut self, url: String) -> wasmtime::Result<Result<public_web::Response, public_web::FetchError>> {
-        let result = self.web_use(&url)?.and_then(|web| {
-            let answer = web.get(&url, self.deadline);
-            self.web_answered(answer)
-        });
-        Ok(guest_answer!(public_web, result))
-    }
-}
-
-impl asynchronous::public_web::Host for CallState {
     async fn get(
         &mut self,
         url: String,
-    ) -> wasmtime::Result<Result<asynchronous::public_web::Response, asynchronous::public_web::FetchError>>
-    {
+    ) -> wasmtime::Result<Result<public_web::Response, public_web::FetchError>> {
         let result = match self.web_use(&url)? {
             Ok(web) => {
-                let answer = web.get_async(url, self.deadline).await;
+                let answer = web.get(url, self.deadline).await;
                 self.web_answered(answer)
             }
             Err(failure) => Err(failure),
         };
-        Ok(guest_answer!(asynchronous::public_web, result))
+        Ok(guest_answer(result))
     }
 }

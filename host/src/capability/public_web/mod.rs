@@ -9,9 +9,7 @@
 //!   test server) without the guest knowing; the allow-list is checked on
 //!   the guest's URL, before routing.
 //! - The body is capped; a larger body is `too-large`, not truncated.
-//! - Blocking calls use ureq, async calls reqwest
-//!   ([`super::async_http`]); the redirect walk, the allow-list and the
-//!   receipts are the same code for both.
+//! - Requests go through one bounded client ([`super::http_client`]).
 //! - The wait is bounded by the call's remaining deadline; passing it is
 //!   `timed-out` and ends the call as `tool_timeout`.
 //! - In mock mode, requests to allowed origins are answered from fixtures
@@ -27,8 +25,7 @@ pub use guest::INTERFACE;
 pub mod mock;
 
 use super::Receipt;
-use super::async_http::AsyncAgent;
-use super::http_client::{self, HttpFailure, HttpResponse};
+use super::http_client::{HttpAgent, HttpFailure, HttpResponse};
 use super::url::{Origin, Url, parse_http_url, rebase};
 pub use crate::config::PublicWebConfig;
 use std::collections::BTreeMap;
@@ -92,31 +89,20 @@ pub type WebAnswering = std::pin::Pin<Box<dyn std::future::Future<Output = WebAn
 
 /// Where public web requests are answered: the real HTTP client
 /// ([`PublicWeb`]), or a scripted source (the conformance suite's).
+///
+/// A source answers with a future, polled on the call's task: one that
+/// waits on the network waits there without holding a thread, one that
+/// never waits answers with [`answered`], and one that must block (a file,
+/// a database) blocks on tokio's blocking pool, never on the call's task.
 pub trait PublicWebSource: Send + Sync + std::fmt::Debug + 'static {
     /// GET `url` for a call that must finish before `deadline`.
-    fn get(&self, url: &str, deadline: Instant) -> WebAnswer;
+    fn get(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering;
+}
 
-    /// The same for [`crate::Host::call_async`]. By default the blocking
-    /// [`Self::get`] runs on tokio's blocking pool; a source that waits on
-    /// the network answers natively instead, as [`PublicWeb`] does.
-    fn get_async(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
-        Box::pin(async move {
-            let started = Instant::now();
-            let target: String = url.chars().take(MAX_TARGET_CHARS).collect();
-            tokio::task::spawn_blocking(move || self.get(&url, deadline)).await.unwrap_or_else(|_| {
-                WebAnswer {
-                    result: Err(WebFailure::Unavailable),
-                    receipt: Receipt::new(
-                        CAPABILITY,
-                        target,
-                        failure_status(WebFailure::Unavailable),
-                        started,
-                    ),
-                    mock: false,
-                }
-            })
-        })
-    }
+/// A source's answer that needed no wait, as the future
+/// [`PublicWebSource::get`] returns.
+pub fn answered(answer: WebAnswer) -> WebAnswering {
+    Box::pin(std::future::ready(answer))
 }
 
 /// Characters of a guest's URL kept in its receipt.
@@ -130,12 +116,9 @@ pub struct PublicWeb {
     max_body: u64,
     mock: bool,
     /// For explicit routes: the operator named the address.
-    routed_agent: ureq::Agent,
+    routed_agent: HttpAgent,
     /// For allow-listed names: public addresses only.
-    public_agent: ureq::Agent,
-    /// The same two for async calls.
-    routed_async: AsyncAgent,
-    public_async: AsyncAgent,
+    public_agent: HttpAgent,
 }
 
 const CAPABILITY: &str = "public-web";
@@ -174,10 +157,8 @@ impl PublicWeb {
                 .collect(),
             max_body: u64::from(config.max_body_kib) * 1024,
             mock,
-            routed_agent: http_client::agent(),
-            public_agent: http_client::public_agent(),
-            routed_async: AsyncAgent::any_address(),
-            public_async: AsyncAgent::public_only(),
+            routed_agent: HttpAgent::any_address(),
+            public_agent: HttpAgent::public_only(),
         }
     }
 
@@ -245,23 +226,10 @@ impl PublicWeb {
         }
     }
 
-    fn fetch(&self, mut hop: Hop, deadline: Instant) -> Result<WebResponse, WebFailure> {
+    async fn fetch(&self, mut hop: Hop, deadline: Instant) -> Result<WebResponse, WebFailure> {
         for _ in 0..=MAX_REDIRECTS {
             let (wire, routed) = self.wire(&hop);
             let agent = if routed { &self.routed_agent } else { &self.public_agent };
-            let response = http_client::get(agent, wire.as_str(), &[], deadline, self.max_body)?;
-            match self.step(hop, response)? {
-                Step::Done(response) => return Ok(response),
-                Step::Follow(next) => hop = next,
-            }
-        }
-        Err(WebFailure::Unavailable)
-    }
-
-    async fn fetch_async(&self, mut hop: Hop, deadline: Instant) -> Result<WebResponse, WebFailure> {
-        for _ in 0..=MAX_REDIRECTS {
-            let (wire, routed) = self.wire(&hop);
-            let agent = if routed { &self.routed_async } else { &self.public_async };
             let response = agent.get(wire.as_str(), &[], deadline, self.max_body).await?;
             match self.step(hop, response)? {
                 Step::Done(response) => return Ok(response),
@@ -273,21 +241,12 @@ impl PublicWeb {
 }
 
 impl PublicWebSource for PublicWeb {
-    fn get(&self, url: &str, deadline: Instant) -> WebAnswer {
-        let started = Instant::now();
-        let result = match self.plan(url) {
-            Plan::Answered(result) => result,
-            Plan::Fetch(hop) => self.fetch(hop, deadline),
-        };
-        self.answer(url, started, result)
-    }
-
-    fn get_async(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
+    fn get(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
         Box::pin(async move {
             let started = Instant::now();
             let result = match self.plan(&url) {
                 Plan::Answered(result) => result,
-                Plan::Fetch(hop) => self.fetch_async(hop, deadline).await,
+                Plan::Fetch(hop) => self.fetch(hop, deadline).await,
             };
             self.answer(&url, started, result)
         })

@@ -12,9 +12,8 @@
 //! never passed on. The feed's freshness comes from the body's top-level
 //! `updatedAt` string, when present.
 
-use super::{ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource};
-use crate::capability::async_http::AsyncAgent;
-use crate::capability::http_client::{self, HttpFailure, HttpResponse};
+use super::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource};
+use crate::capability::http_client::{HttpAgent, HttpFailure, HttpResponse};
 use crate::capability::url::{Url, parse_http_url};
 use crate::capability::{Receipt, remaining};
 use crate::config::{ConfigError, WorkspaceConfig};
@@ -29,8 +28,7 @@ pub struct HttpSource {
     base: Url,
     token: TokenProvider,
     max_body: u64,
-    agent: ureq::Agent,
-    async_agent: AsyncAgent,
+    agent: HttpAgent,
 }
 
 impl std::fmt::Debug for HttpSource {
@@ -72,8 +70,7 @@ impl HttpSource {
             base,
             token,
             max_body: u64::from(config.max_body_kib) * 1024,
-            agent: http_client::agent(),
-            async_agent: AsyncAgent::any_address(),
+            agent: HttpAgent::any_address(),
         })
     }
 
@@ -117,8 +114,6 @@ fn updated_at(body: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(body).ok()?;
     value.get("updatedAt")?.as_str().map(str::to_owned)
 }
-
-type Answer = (Result<SourceDocument, ReadFailure>, Receipt);
 
 /// One read ready to send: its URL, receipt target, start and token.
 struct Request {
@@ -210,18 +205,7 @@ impl WorkspaceSource for HttpSource {
         "http"
     }
 
-    fn read(&self, workspace: &str, read: WorkspaceRead<'_>, deadline: Instant) -> Answer {
-        let prepared = match self.prepare(read, deadline) {
-            Prepared::Send(request) => request,
-            Prepared::Answered(answer) => return answer,
-        };
-        let headers = prepared.headers(workspace);
-        let response =
-            http_client::get(&self.agent, prepared.url.as_str(), &headers, deadline, self.max_body);
-        Self::conclude(&prepared, read, response)
-    }
-
-    fn read_async<'a>(
+    fn read<'a>(
         self: Arc<Self>,
         workspace: &'a str,
         read: WorkspaceRead<'a>,
@@ -233,8 +217,7 @@ impl WorkspaceSource for HttpSource {
                 Prepared::Answered(answer) => return answer,
             };
             let headers = prepared.headers(workspace);
-            let response =
-                self.async_agent.get(prepared.url.as_str(), &headers, deadline, self.max_body).await;
+            let response = self.agent.get(prepared.url.as_str(), &headers, deadline, self.max_body).await;
             Self::conclude(&prepared, read, response)
         })
     }

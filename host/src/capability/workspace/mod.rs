@@ -15,7 +15,7 @@
 //!
 //! Guests read through [`guest_read`], never a source directly: whatever the
 //! source, a job read hands the guest only the job's redacted summary
-//! ([`harmonia_tool_common::job`]), so drafts, transcripts, prompts and
+//! ([`harmonia_contract::job`]), so drafts, transcripts, prompts and
 //! tokens never reach any plugin; and the job ids `.` and `..`, which no
 //! path segment can carry, are refused before any source is asked.
 
@@ -146,12 +146,20 @@ pub fn read_receipt(
     }
 }
 
+/// A read's document, or why not, and its receipt.
+pub type Answer = (Result<SourceDocument, ReadFailure>, Receipt);
+
 /// A boxed future of one read's answer.
-pub type Reading<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = (Result<SourceDocument, ReadFailure>, Receipt)> + Send + 'a>,
->;
+pub type Reading<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Answer> + Send + 'a>>;
 
 /// A source of workspace data.
+///
+/// A source answers with a future, polled on the call's task: one that
+/// waits on the network waits there without holding a thread
+/// ([`http::HttpSource`]), one that never waits answers with [`answered`]
+/// ([`memory::MemorySource`], the fixtures), and one that must block (a
+/// file, a database: [`sqlite::SqliteSource`]) blocks on tokio's blocking
+/// pool through [`on_blocking_pool`], never on the call's task.
 pub trait WorkspaceSource: Send + Sync + std::fmt::Debug + 'static {
     /// `sqlite`, `http` or `mock`.
     fn kind(&self) -> &'static str;
@@ -168,35 +176,39 @@ pub trait WorkspaceSource: Send + Sync + std::fmt::Debug + 'static {
     }
 
     /// Perform one read for `workspace`, finishing before `deadline`.
-    fn read(
-        &self,
-        workspace: &str,
-        read: WorkspaceRead<'_>,
-        deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt);
-
-    /// The same for [`crate::Host::call_async`]. By default the blocking
-    /// [`Self::read`] runs on tokio's blocking pool (SQLite); a source that
-    /// waits on the network reads natively instead, as
-    /// [`http::HttpSource`] does, and one that never waits answers at once,
-    /// as [`memory::MemorySource`] (the fixtures) does.
-    fn read_async<'a>(
+    fn read<'a>(
         self: Arc<Self>,
         workspace: &'a str,
         read: WorkspaceRead<'a>,
         deadline: Instant,
-    ) -> Reading<'a> {
-        let (workspace, owned) = (workspace.to_owned(), OwnedRead::from(read));
-        Box::pin(async move {
-            let started = Instant::now();
-            let target = format!("{}:{}", self.kind(), read.name());
-            let blocking =
-                tokio::task::spawn_blocking(move || self.read(&workspace, owned.as_read(), deadline));
-            blocking.await.unwrap_or_else(|_| {
-                (Err(ReadFailure::Unavailable), Receipt::new("workspace", target, "unavailable", started))
-            })
+    ) -> Reading<'a>;
+}
+
+/// A read's answer that needed no wait, as the future
+/// [`WorkspaceSource::read`] returns.
+pub fn answered<'a>(answer: Answer) -> Reading<'a> {
+    Box::pin(std::future::ready(answer))
+}
+
+/// A blocking read (`blocking(source, workspace, read, deadline)`) run on
+/// tokio's blocking pool, as the future [`WorkspaceSource::read`]
+/// returns; a pool that cannot run it answers `unavailable`.
+pub fn on_blocking_pool<'a, S: WorkspaceSource>(
+    source: Arc<S>,
+    workspace: &str,
+    read: WorkspaceRead<'_>,
+    deadline: Instant,
+    blocking: fn(&S, &str, WorkspaceRead<'_>, Instant) -> Answer,
+) -> Reading<'a> {
+    let (workspace, owned) = (workspace.to_owned(), OwnedRead::from(read));
+    Box::pin(async move {
+        let started = Instant::now();
+        let target = format!("{}:{}", source.kind(), owned.as_read().name());
+        let run = move || blocking(&source, &workspace, owned.as_read(), deadline);
+        tokio::task::spawn_blocking(run).await.unwrap_or_else(|_| {
+            (Err(ReadFailure::Unavailable), Receipt::new("workspace", target, "unavailable", started))
         })
-    }
+    })
 }
 
 pub use document::is_reserved_job_id;
@@ -205,35 +217,19 @@ pub use document::is_reserved_job_id;
 /// redacted summary (a stored job that is not a JSON object reads as
 /// unavailable), and a reserved job id (`.`, `..`) answered as not found
 /// without asking the source.
-pub fn guest_read(
-    source: &dyn WorkspaceSource,
-    workspace: &str,
-    read: WorkspaceRead<'_>,
-    deadline: Instant,
-) -> (Result<SourceDocument, ReadFailure>, Receipt) {
-    if let Some(refused) = refused_unasked(source, read) {
-        return refused;
-    }
-    redacted(read, source.read(workspace, read, deadline))
-}
-
-/// [`guest_read`] for async calls.
-pub async fn guest_read_async(
+pub async fn guest_read(
     source: Arc<dyn WorkspaceSource>,
     workspace: &str,
     read: WorkspaceRead<'_>,
     deadline: Instant,
-) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+) -> Answer {
     if let Some(refused) = refused_unasked(&*source, read) {
         return refused;
     }
-    redacted(read, source.read_async(workspace, read, deadline).await)
+    redacted(read, source.read(workspace, read, deadline).await)
 }
 
-fn refused_unasked(
-    source: &dyn WorkspaceSource,
-    read: WorkspaceRead<'_>,
-) -> Option<(Result<SourceDocument, ReadFailure>, Receipt)> {
+fn refused_unasked(source: &dyn WorkspaceSource, read: WorkspaceRead<'_>) -> Option<Answer> {
     let reserved = read.job_id().is_some_and(is_reserved_job_id);
     reserved.then(|| {
         let target = format!("{}:{}", source.kind(), read.name());
@@ -241,14 +237,11 @@ fn refused_unasked(
     })
 }
 
-fn redacted(
-    read: WorkspaceRead<'_>,
-    (result, receipt): (Result<SourceDocument, ReadFailure>, Receipt),
-) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+fn redacted(read: WorkspaceRead<'_>, (result, receipt): Answer) -> Answer {
     let result = match read {
         WorkspaceRead::Job(_) => result.and_then(|document| {
             let body =
-                harmonia_tool_common::job::summary_json(&document.body).ok_or(ReadFailure::Unavailable)?;
+                harmonia_contract::job::summary_json(&document.body).ok_or(ReadFailure::Unavailable)?;
             Ok(SourceDocument { body, updated_at: document.updated_at })
         }),
         WorkspaceRead::Engagement | WorkspaceRead::Feed => result,

@@ -19,7 +19,7 @@
 use super::document::{
     DocumentError, DocumentHead, DocumentSink, Post, WorkspaceDocument, engagement_json, parse_stream,
 };
-use super::{ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
+use super::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
 use crate::capability::{Receipt, remaining};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, Transaction, params};
 use serde_json::{Map, Value};
@@ -27,7 +27,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const SCHEMA: &str = "
@@ -194,12 +194,21 @@ impl WorkspaceSource for SqliteSource {
         "sqlite"
     }
 
-    fn read(
-        &self,
-        workspace: &str,
-        read: WorkspaceRead<'_>,
+    /// SQLite blocks: the read runs on tokio's blocking pool.
+    fn read<'a>(
+        self: Arc<Self>,
+        workspace: &'a str,
+        read: WorkspaceRead<'a>,
         deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
+    ) -> Reading<'a> {
+        super::on_blocking_pool(self, workspace, read, deadline, Self::read_now)
+    }
+}
+
+impl SqliteSource {
+    /// One read on this thread, finishing before `deadline` (a busy
+    /// database waits at most until then; a long query is interrupted).
+    fn read_now(&self, workspace: &str, read: WorkspaceRead<'_>, deadline: Instant) -> Answer {
         let started = Instant::now();
         let target = format!("sqlite:{}", read.name());
         let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
@@ -508,7 +517,7 @@ mod tests {
     }
 
     fn read(db: &Path, read: WorkspaceRead<'_>) -> Result<SourceDocument, ReadFailure> {
-        SqliteSource::new(db.to_owned()).read("w", read, Instant::now() + Duration::from_secs(10)).0
+        SqliteSource::new(db.to_owned()).read_now("w", read, Instant::now() + Duration::from_secs(10)).0
     }
 
     const DOCUMENT: &str = r#"{"workspaceId": "w", "updatedAt": "2026-11-30T09:00:00Z",

@@ -29,14 +29,14 @@
 pub mod inputs;
 pub mod scripted;
 
-use crate::capability::workspace::mock::DEMO_WORKSPACE_JSON;
-use crate::config::HostConfig;
-use crate::descriptor::DescriptorError;
-use crate::envelope::Envelope;
-use crate::host::{CallContext, CallRecord, Host, HostError};
-use crate::log::{LogSink, NullLog};
-use crate::plugin::{CompileProgress, LoadError, PluginInfo};
-use crate::policy::World;
+use harmonia_host::World;
+use harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON;
+use harmonia_host::config::HostConfig;
+use harmonia_host::descriptor::DescriptorError;
+use harmonia_host::envelope::Envelope;
+use harmonia_host::host::{CallContext, CallRecord, Host, HostError};
+use harmonia_host::log::{LogSink, NullLog};
+use harmonia_host::plugin::{CompileProgress, LoadError, PluginInfo};
 use scripted::{CANARY, FAULTS, Fault, Script, ScriptedWeb, ScriptedWorkspace, Scripts};
 use serde::Serialize;
 use serde_json::Value;
@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The Hacker News fixture the scripted public web serves by default.
-pub const DEFAULT_WEB_FIXTURE: &str = crate::capability::public_web::mock::HN_STORIES_JSON;
+pub const DEFAULT_WEB_FIXTURE: &str = harmonia_host::capability::public_web::mock::HN_STORIES_JSON;
 
 /// One check's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

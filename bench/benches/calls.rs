@@ -1,4 +1,4 @@
-//! `cargo bench -p harmonia-cli`: per-call cost with criterion.
+//! `cargo bench -p harmonia-bench`: per-call cost with criterion.
 //!
 //! - a trivial guest, fresh instance per call, with and without pooling;
 //! - `suggest_posting_windows` on 1,000 posts, sandboxed and natively.

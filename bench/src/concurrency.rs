@@ -196,9 +196,9 @@ fn mcp_caller(url: String, token: &str) -> Result<impl Fn() -> BoxedCall + Clone
 
 type BoxedCall = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
-fn host(upstream: SocketAddr, max_async_calls: u32) -> Result<Host> {
+fn host(upstream: SocketAddr, max_calls: u32) -> Result<Host> {
     let mut config = HostConfig::default();
-    config.limits.max_async_calls = max_async_calls;
+    config.limits.max_calls = max_calls;
     config.public_web.routes.insert("https://hn.algolia.com".into(), format!("http://{upstream}"));
     Ok(Host::new(config)?)
 }
@@ -269,7 +269,7 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
 pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
     // Every call in flight holds a client socket, and the upstream its
     // server end.
-    let open_files = crate::setup::raise_open_files();
+    let open_files = harmonia_serve::open_files::raise();
     let window = effort.concurrency_window;
     out.say(format!(
         "\ncalls in flight, {TOOL} against an upstream answering after 100 ms ({:.0} s each, open files {open_files}):",

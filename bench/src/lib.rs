@@ -20,6 +20,8 @@
 //! `harmonia call --mock` process.
 //!
 //! Run it from a release build: `cargo run --release -p harmonia-cli -- bench`.
+//! The CLI's `bench` command is [`run`]; the figures' lines go to the
+//! writer it is given.
 
 mod concurrency;
 mod mcp;
@@ -79,11 +81,16 @@ const QUICK: Effort = Effort {
     concurrency_mcp: 100,
 };
 
+/// Where the bench's stdout goes: the CLI's writer, which ends the
+/// process quietly when the reader has closed the pipe.
+pub type Out = fn(std::fmt::Arguments<'_>);
+
 /// The figures so far, and where the human-readable lines go (stderr when
 /// stdout carries the JSON).
 struct Report {
     json: bool,
     figures: Map<String, Value>,
+    out: Out,
 }
 
 impl Report {
@@ -91,7 +98,7 @@ impl Report {
         if self.json {
             eprintln!("{line}");
         } else {
-            outln!("{line}");
+            (self.out)(format_args!("{line}\n"));
         }
     }
 
@@ -375,14 +382,18 @@ pub enum Part {
     Validator,
 }
 
+/// Run the parts in `only` (every part when empty), or measure
+/// `plugin_paths` instead; the table goes to `out` (with `json_output`,
+/// one JSON object of every figure, and the table to stderr).
 pub fn run(
     json_output: bool,
     quick: bool,
     plugin_paths: &[std::path::PathBuf],
     only: &[Part],
+    out: Out,
 ) -> Result<ExitCode> {
     let effort = if quick { &QUICK } else { &FULL };
-    let mut out = Report { json: json_output, figures: Map::new() };
+    let mut out = Report { json: json_output, figures: Map::new(), out };
     if cfg!(debug_assertions) {
         eprintln!("harmonia: bench figures from a debug build are not representative; use --release");
     }
@@ -427,7 +438,8 @@ fn finish(mut out: Report) -> Result<ExitCode> {
     out.insert("cores", json!(std::thread::available_parallelism().map(usize::from).unwrap_or(1)));
     out.insert("release_build", json!(!cfg!(debug_assertions)));
     if out.json {
-        outln!("{}", serde_json::to_string(&Value::Object(out.figures))?);
+        let json = serde_json::to_string(&Value::Object(out.figures))?;
+        (out.out)(format_args!("{json}\n"));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,14 +1,16 @@
 //! Scripted capabilities: healthy answers from fixtures, or one fault on
 //! cue, with a canary secret planted in every failure body.
 
-use crate::capability::Receipt;
-use crate::capability::public_web::{PublicWebSource, WebAnswer, WebFailure, WebResponse, failure_status};
-use crate::capability::workspace::{
-    ReadFailure, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt,
+use harmonia_host::capability::Receipt;
+use harmonia_host::capability::public_web::{
+    PublicWebSource, WebAnswer, WebAnswering, WebFailure, WebResponse, failure_status,
+};
+use harmonia_host::capability::workspace::{
+    ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt,
 };
 use serde_json::{Value, json};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The secret planted in failure bodies; it must never reach an envelope.
 pub const CANARY: &str = "HARMONIA-CANARY-5e1f0c27";
@@ -98,10 +100,10 @@ fn garbage_body() -> Vec<u8> {
     format!("<html>{CANARY} this is not json {{{{").into_bytes()
 }
 
-fn wait_out(deadline: Instant) {
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        std::thread::sleep(left.min(Duration::from_millis(50)));
-    }
+/// Hold a slow answer until `deadline`, as an upstream that never answers
+/// would; the call's task waits, no thread does.
+async fn wait_out(deadline: Instant) {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
 }
 
 impl Scripts {
@@ -179,8 +181,26 @@ impl Scripts {
 pub struct ScriptedWeb(pub std::sync::Arc<Scripts>);
 
 impl PublicWebSource for ScriptedWeb {
-    fn get(&self, url: &str, deadline: Instant) -> WebAnswer {
-        let started = Instant::now();
+    fn get(self: Arc<Self>, url: String, deadline: Instant) -> WebAnswering {
+        Box::pin(async move {
+            let started = Instant::now();
+            let (result, slow) = self.scripted();
+            if slow {
+                wait_out(deadline).await;
+            }
+            let status = match &result {
+                Ok(response) => response.status.to_string(),
+                Err(failure) => failure_status(*failure).to_owned(),
+            };
+            let receipt = Receipt::new("public-web", url.chars().take(2000).collect(), status, started);
+            WebAnswer { result, receipt, mock: false }
+        })
+    }
+}
+
+impl ScriptedWeb {
+    /// The scripted answer, and whether it comes only at the deadline.
+    fn scripted(&self) -> (Result<WebResponse, WebFailure>, bool) {
         let scripts = &self.0;
         let respond = |status: u16, body: Vec<u8>| {
             scripts.served("web", &body);
@@ -193,22 +213,14 @@ impl PublicWebSource for ScriptedWeb {
             Script::Fault(Fault::EmptyBody) => respond(200, Vec::new()),
             Script::Fault(fault) => {
                 scripts.attempted("web");
-                Err(match fault {
-                    Fault::OversizedBody => WebFailure::TooLarge,
-                    Fault::Denied => WebFailure::Denied,
-                    _ => {
-                        wait_out(deadline);
-                        WebFailure::TimedOut
-                    }
-                })
+                return match fault {
+                    Fault::OversizedBody => (Err(WebFailure::TooLarge), false),
+                    Fault::Denied => (Err(WebFailure::Denied), false),
+                    _ => (Err(WebFailure::TimedOut), true),
+                };
             }
         };
-        let status = match &result {
-            Ok(response) => response.status.to_string(),
-            Err(failure) => failure_status(*failure).to_owned(),
-        };
-        let receipt = Receipt::new("public-web", url.chars().take(2000).collect(), status, started);
-        WebAnswer { result, receipt, mock: false }
+        (result, false)
     }
 }
 
@@ -225,13 +237,27 @@ impl WorkspaceSource for ScriptedWorkspace {
         READ_AT.to_owned()
     }
 
-    fn read(
-        &self,
-        _workspace: &str,
-        read: WorkspaceRead<'_>,
+    fn read<'a>(
+        self: Arc<Self>,
+        _workspace: &'a str,
+        read: WorkspaceRead<'a>,
         deadline: Instant,
-    ) -> (Result<SourceDocument, ReadFailure>, Receipt) {
-        let started = Instant::now();
+    ) -> Reading<'a> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let (result, slow) = self.scripted(read);
+            if slow {
+                wait_out(deadline).await;
+            }
+            let receipt = read_receipt(format!("conformance:{}", read.name()), &result, started);
+            (result, receipt)
+        })
+    }
+}
+
+impl ScriptedWorkspace {
+    /// The scripted read, and whether it comes only at the deadline.
+    fn scripted(&self, read: WorkspaceRead<'_>) -> (Result<SourceDocument, ReadFailure>, bool) {
         let scripts = &self.0;
         let name = read.name();
         let document = |body: Vec<u8>| {
@@ -248,21 +274,19 @@ impl WorkspaceSource for ScriptedWorkspace {
             Script::Fault(Fault::EmptyBody) => document(Vec::new()),
             Script::Fault(fault) => {
                 scripts.attempted(name);
-                Err(match fault {
-                    Fault::Status(401 | 403) | Fault::Denied => ReadFailure::Unauthorized,
-                    Fault::Status(404) if matches!(read, WorkspaceRead::Job(_)) => ReadFailure::NotFound,
+                return match fault {
+                    Fault::Status(401 | 403) | Fault::Denied => (Err(ReadFailure::Unauthorized), false),
+                    Fault::Status(404) if matches!(read, WorkspaceRead::Job(_)) => {
+                        (Err(ReadFailure::NotFound), false)
+                    }
                     Fault::Status(429) | Fault::Status(500..) | Fault::OversizedBody => {
-                        ReadFailure::Unavailable
+                        (Err(ReadFailure::Unavailable), false)
                     }
-                    Fault::Status(_) => ReadFailure::Rejected,
-                    _ => {
-                        wait_out(deadline);
-                        ReadFailure::TimedOut
-                    }
-                })
+                    Fault::Status(_) => (Err(ReadFailure::Rejected), false),
+                    _ => (Err(ReadFailure::TimedOut), true),
+                };
             }
         };
-        let receipt = read_receipt(format!("conformance:{name}"), &result, started);
-        (result, receipt)
+        (result, false)
     }
 }
