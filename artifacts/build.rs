@@ -124,7 +124,7 @@ fn shared_target_dir(out_dir: &Path) -> PathBuf {
 fn foreach_hostile(names: &[String]) -> String {
     let mut source = String::from(
         "/// Calls `$mac!(tool)` once per hostile guest under `guest/hostile/`, with its\n\
-         /// tool name (`hostile_loop`, ...): `tests/hostile.rs` passes a macro that\n\
+         /// tool name (`hostile_loop`, ...): `tests/all/hostile.rs` passes a macro that\n\
          /// names the guest's test, so a guest without one does not compile.\n\
          #[macro_export]\nmacro_rules! foreach_hostile {\n    ($mac:ident) => {\n",
     );

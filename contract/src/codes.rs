@@ -24,6 +24,10 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in the contract's order.
+    pub const ALL: [Self; 5] =
+        [Self::Validation, Self::Authorization, Self::NotFound, Self::Dependency, Self::ProviderPermanent];
+
     /// The category's JSON spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -160,7 +164,10 @@ pub fn reserved_source_scope(source: &str) -> Option<crate::descriptor::Scope> {
     RESERVED_SOURCE_PREFIXES.iter().find(|(prefix, _)| source.starts_with(prefix)).map(|&(_, scope)| scope)
 }
 
-/// True when `code` matches `^[a-z0-9_]{1,80}$`.
+/// The pattern every error code matches ([`is_valid_code`]).
+pub const CODE_PATTERN: &str = "^[a-z0-9_]{1,80}$";
+
+/// True when `code` matches [`CODE_PATTERN`].
 pub fn is_valid_code(code: &str) -> bool {
     (1..=80).contains(&code.len())
         && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')

@@ -44,6 +44,9 @@ pub enum Provenance {
 }
 
 impl Provenance {
+    /// Both provenances.
+    pub const ALL: [Self; 2] = [Self::Live, Self::Mock];
+
     /// The JSON spelling.
     pub fn as_str(self) -> &'static str {
         match self {

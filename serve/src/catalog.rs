@@ -8,18 +8,24 @@
 //! `status` is `error`.
 
 use harmonia_host::Envelope;
-use harmonia_host::contract::{Category, DEPENDENCY_UNAVAILABLE};
+use harmonia_host::contract::{CODE_PATTERN, Category, DEPENDENCY_UNAVAILABLE};
 use harmonia_host::descriptor::{Descriptor, Scope};
-use harmonia_host::envelope::ErrorObject;
+use harmonia_host::envelope::{
+    ErrorObject, MAX_EVIDENCE, MAX_MESSAGE_CHARS, MAX_REFERENCE_CHARS, MAX_SOURCE_CHARS, Provenance,
+};
 use harmonia_host::liaison::session::CALL_REFUSED;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 
-/// The envelope's JSON Schema (docs/contract.md §1).
+/// The envelope's JSON Schema (docs/contract.md §1), built from the
+/// contract's own bounds and spellings (a test holds the contract's parser
+/// to every bound it states).
 pub fn envelope_schema() -> Arc<JsonObject> {
     static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
     Arc::clone(SCHEMA.get_or_init(|| {
+        let categories: Vec<&str> = Category::ALL.iter().map(|category| category.as_str()).collect();
+        let provenances: Vec<&str> = Provenance::ALL.iter().map(|provenance| provenance.as_str()).collect();
         let schema = json!({
             "type": "object",
             "additionalProperties": false,
@@ -35,9 +41,9 @@ pub fn envelope_schema() -> Arc<JsonObject> {
                             "additionalProperties": false,
                             "required": ["code", "category", "message", "retryable"],
                             "properties": {
-                                "code": {"type": "string", "pattern": "^[a-z0-9_]{1,80}$"},
-                                "category": {"enum": ["validation", "authorization", "not_found", "dependency", "provider_permanent"]},
-                                "message": {"type": "string", "minLength": 1, "maxLength": 500},
+                                "code": {"type": "string", "pattern": CODE_PATTERN},
+                                "category": {"enum": categories},
+                                "message": {"type": "string", "minLength": 1, "maxLength": MAX_MESSAGE_CHARS},
                                 "retryable": {"type": "boolean"}
                             }
                         }
@@ -45,16 +51,16 @@ pub fn envelope_schema() -> Arc<JsonObject> {
                 },
                 "evidence": {
                     "type": "array",
-                    "maxItems": 100,
+                    "maxItems": MAX_EVIDENCE,
                     "items": {
                         "type": "object",
                         "additionalProperties": false,
                         "required": ["evidenceId", "source", "provenance", "reference"],
                         "properties": {
                             "evidenceId": {"type": "string", "pattern": "^ev-[0-9a-f]{16}$"},
-                            "source": {"type": "string", "minLength": 1, "maxLength": 120},
-                            "provenance": {"enum": ["live", "mock"]},
-                            "reference": {"type": ["string", "null"], "maxLength": 2000}
+                            "source": {"type": "string", "minLength": 1, "maxLength": MAX_SOURCE_CHARS},
+                            "provenance": {"enum": provenances},
+                            "reference": {"type": ["string", "null"], "maxLength": MAX_REFERENCE_CHARS}
                         }
                     }
                 }
@@ -202,6 +208,61 @@ mod tests {
             json!({"type": "object", "properties": {"a": {"type": "string"},
                 "b": {"type": ["integer", "string"]}, "c": {"items": {"type": "number"}}}})
         );
+    }
+
+    /// Every bound and spelling the envelope's schema states is the one
+    /// the contract's strict parser enforces: a value at the bound parses,
+    /// one past it (or one spelled otherwise) does not.
+    #[test]
+    fn the_envelope_schema_states_the_bounds_the_contract_parser_enforces() {
+        let schema = Value::Object((*envelope_schema()).clone());
+        let error = &schema["properties"]["error"]["oneOf"][1]["properties"];
+        let evidence = &schema["properties"]["evidence"];
+        let item = &evidence["items"]["properties"];
+        let parses = |value: &Value| Envelope::from_value(value).is_ok();
+        let failure = |code: &str, category: &str, message: &str| {
+            json!({"status": "error", "data": null, "evidence": [],
+                "error": {"code": code, "category": category, "message": message, "retryable": false}})
+        };
+        let max = |bound: &Value| bound.as_u64().unwrap() as usize;
+        let categories = error["category"]["enum"].as_array().unwrap();
+        assert_eq!(categories.len(), 5);
+        for category in categories {
+            assert!(parses(&failure("x", category.as_str().unwrap(), "m")), "{category}");
+        }
+        assert!(!parses(&failure("x", "Validation", "m")));
+        let message = max(&error["message"]["maxLength"]);
+        assert!(parses(&failure("x", "dependency", &"m".repeat(message))));
+        assert!(!parses(&failure("x", "dependency", &"m".repeat(message + 1))));
+        assert_eq!(error["code"]["pattern"], "^[a-z0-9_]{1,80}$");
+        assert!(parses(&failure(&"c".repeat(80), "dependency", "m")));
+        assert!(
+            !parses(&failure(&"c".repeat(81), "dependency", "m"))
+                && !parses(&failure("C", "dependency", "m"))
+        );
+        let success =
+            |items: Vec<Value>| json!({"status": "success", "data": {}, "error": null, "evidence": items});
+        let cited = |source: &str, provenance: &str, reference: Option<&str>| {
+            let id = harmonia_host::envelope::evidence_id(
+                source,
+                if provenance == "mock" { Provenance::Mock } else { Provenance::Live },
+                reference,
+            );
+            json!({"evidenceId": id, "source": source, "provenance": provenance, "reference": reference})
+        };
+        let items = max(&evidence["maxItems"]);
+        let many = |count: usize| (0..count).map(|i| cited(&format!("s{i}"), "live", None)).collect();
+        assert!(parses(&success(many(items))));
+        assert!(!parses(&success(many(items + 1))));
+        for provenance in item["provenance"]["enum"].as_array().unwrap() {
+            assert!(parses(&success(vec![cited("s", provenance.as_str().unwrap(), None)])), "{provenance}");
+        }
+        let source = max(&item["source"]["maxLength"]);
+        assert!(parses(&success(vec![cited(&"s".repeat(source), "live", None)])));
+        assert!(!parses(&success(vec![cited(&"s".repeat(source + 1), "live", None)])));
+        let reference = max(&item["reference"]["maxLength"]);
+        assert!(parses(&success(vec![cited("s", "live", Some(&"r".repeat(reference)))])));
+        assert!(!parses(&success(vec![cited("s", "live", Some(&"r".repeat(reference + 1)))])));
     }
 
     #[test]

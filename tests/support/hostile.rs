@@ -2,7 +2,7 @@
 //! the spirit of wasmtime's test-programs, so that a hostile guest without a
 //! test is a compile error.
 //!
-//! `tests/hostile.rs` and `tests/adversary.rs` each start with
+//! `tests/all/hostile.rs` and `tests/all/adversary.rs` each start with
 //!
 //! ```ignore
 //! harmonia_testkit::hostile_tests!(hostile); // or (adversary)

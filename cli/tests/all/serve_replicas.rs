@@ -9,10 +9,8 @@
 //! them, and the trace verifies. nginx comes from Debian's package
 //! (`scripts/install-test-deps.sh` installs it).
 
-mod serve_support;
-
+use crate::support::{assert_passed, harmonia, repo, scenario_command, spawn_listening};
 use serde_json::json;
-use serve_support::{assert_passed, harmonia, repo, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! What the `harmonia serve` test files share: the repository root, the
-//! Python with the official MCP SDK, the `harmonia` command with a clean
-//! environment, and starting a server on a loopback port.
+//! What the CLI's test files share: the repository root, the Python with
+//! the official MCP SDK, the `harmonia` command with a clean environment,
+//! and starting a server on a loopback port.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -44,11 +44,23 @@ pub fn assert_passed(output: &Output, name: &str) {
     assert!(stdout.contains(&format!("scenario {name} passed")), "{stdout}");
 }
 
-/// `harmonia` with no config or workspace from the environment and its
-/// data dir (the trace key) in `dir`.
-pub fn harmonia(dir: &Path) -> Command {
+/// `harmonia ARGS` with no config, workspace or log level from the
+/// environment.
+pub fn harmonia_with(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command.env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_WORKSPACE").env("XDG_DATA_HOME", dir);
+    command
+        .args(args)
+        .env_remove("HARMONIA_CONFIG")
+        .env_remove("HARMONIA_WORKSPACE")
+        .env_remove("HARMONIA_LOG");
+    command
+}
+
+/// [`harmonia_with`] no arguments yet and its data dir (the trace key) in
+/// `dir`.
+pub fn harmonia(dir: &Path) -> Command {
+    let mut command = harmonia_with(&[]);
+    command.env("XDG_DATA_HOME", dir);
     command
 }
 

@@ -13,7 +13,7 @@
 //! `{"mistake": NAME}` (conformance never sends that key, so the same
 //! component is the workspace world's conformance subject). The public
 //! world's Python and JavaScript templates are built and checked by
-//! `tests/foreign_plugins.rs`; here, Rust in both worlds.
+//! `tests/all/foreign_plugins.rs`; here, Rust in both worlds.
 //!
 //! The foreign toolchains come from `scripts/install-test-deps.sh`.
 
@@ -50,15 +50,7 @@ fn config() -> &'static Path {
     })
 }
 
-fn harmonia(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command
-        .args(args)
-        .env_remove("HARMONIA_CONFIG")
-        .env_remove("HARMONIA_LOG")
-        .env_remove("HARMONIA_WORKSPACE");
-    command
-}
+use crate::support::harmonia_with as harmonia;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

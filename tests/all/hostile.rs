@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-// Every hostile guest has a test, here or in `tests/adversary.rs`: a guest
+// Every hostile guest has a test, here or in `tests/all/adversary.rs`: a guest
 // without one does not compile (`tests/support/hostile.rs`).
 harmonia_testkit::hostile_tests!(hostile);
 harmonia_artifacts::foreach_hostile!(assert_test_exists);

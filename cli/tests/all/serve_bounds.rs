@@ -7,10 +7,8 @@
 //! drains the call in flight and exits 0. The MCP client is the official
 //! Python SDK (`scripts/install-test-deps.sh`).
 
-mod serve_support;
-
+use crate::support::{assert_passed, harmonia, scenario_command, spawn_listening};
 use serde_json::json;
-use serve_support::{assert_passed, harmonia, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

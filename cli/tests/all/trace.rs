@@ -18,13 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn harmonia(args: &[&str], data_home: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command
-        .args(args)
-        .env_remove("HARMONIA_CONFIG")
-        .env_remove("HARMONIA_WORKSPACE")
-        .env_remove("HARMONIA_LOG")
-        .env("XDG_DATA_HOME", data_home);
+    let mut command = crate::support::harmonia(data_home);
+    command.args(args);
     command
 }
 

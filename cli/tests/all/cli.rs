@@ -9,15 +9,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn harmonia(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
-    command
-        .args(args)
-        .env_remove("HARMONIA_CONFIG")
-        .env_remove("HARMONIA_WORKSPACE")
-        .env_remove("HARMONIA_LOG");
-    command
-}
+use crate::support::harmonia_with as harmonia;
 
 fn run(command: &mut Command) -> Output {
     command.output().expect("run harmonia")

@@ -24,9 +24,7 @@
 
 // Only some of the shared helpers are used here.
 #[allow(dead_code)]
-mod serve_support;
-
-use serve_support::{harmonia, python, repo, spawn_listening};
+use crate::support::{harmonia, python, repo, spawn_listening};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -6,10 +6,8 @@
 //! scripts are `serve/tests/clients/*.py`; they need the virtual
 //! environment `scripts/install-test-deps.sh` makes.
 
-mod serve_support;
-
+use crate::support::{assert_passed, harmonia, python, repo, scenario_command, spawn_listening};
 use serde_json::{Value, json};
-use serve_support::{assert_passed, harmonia, python, repo, scenario_command, spawn_listening};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,29 @@
+//! The `harmonia` command's integration tests, one binary (wasmtime is
+//! linked once), each driving the built binary as a user or an agent host
+//! does:
+//! - [`cli`]: exit codes, one-line errors, every subcommand;
+//! - [`trace`]: signed traces and what `harmonia validate` trusts;
+//! - [`catalogue`]: the evaluation catalogue's verdicts, replayed;
+//! - [`conformance`]: `harmonia conformance` on our tools and hostile guests;
+//! - [`first_hour`]: a plugin author's first hour, `harmonia new` onwards;
+//! - [`review`]: `harmonia review` and `harmonia demo --html`;
+//! - [`session_lines`]: `harmonia session` under a hostile client;
+//! - [`python_agent`]: a Python agent on the standard library;
+//! - [`serve_mcp`], [`serve_bounds`], [`serve_replicas`], [`serve_clients`]:
+//!   `harmonia serve` driven by the official MCP SDKs and clients, under
+//!   hostile plugins and clients, and as two replicas behind nginx;
+//! - [`support`]: what they share.
+
+mod catalogue;
+mod cli;
+mod conformance;
+mod first_hour;
+mod python_agent;
+mod review;
+mod serve_bounds;
+mod serve_clients;
+mod serve_mcp;
+mod serve_replicas;
+mod session_lines;
+mod support;
+mod trace;
