@@ -3,7 +3,13 @@
 # target/test-deps (kept between runs; a no-op when already there):
 #   - a Python virtual environment with componentize-py (Python plugins),
 #     the official MCP Python SDK (the client of the `serve` tests) and
-#     the OpenAI Agents SDK (its MCP classes and strict schemas);
+#     the OpenAI Agents SDK (its MCP classes, strict schemas, an agent
+#     with a scripted model);
+#   - a second Python virtual environment, venv-langchain, with LangChain's
+#     MCP adapters: every release of langchain-mcp-adapters needs the MCP
+#     Python SDK 1.x (0.3.2 pins mcp<2; the releases that accept 2.x by
+#     their pins fail to import with it), so they get their own, with the
+#     newest 1.x, beside the first venv's mcp 2.3.0;
 #   - jco and componentize-js from npm (JavaScript plugins);
 #   - nginx from Debian's packages (the load balancer of the replicas
 #     test), its service kept from starting: tests run their own on
@@ -33,6 +39,9 @@ EXPRESS=5.3.0
 JOSE=6.2.18
 GLOB=11.1.0
 OPENAI_AGENTS=0.24.0
+LANGCHAIN_MCP_ADAPTERS=0.3.2
+LANGCHAIN_CORE=1.8.3
+LANGCHAIN_MCP=1.30.0
 
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -61,15 +70,34 @@ fi
 deps=target/test-deps
 mkdir -p "$deps"
 
-stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-oa$OPENAI_AGENTS"
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-oa$OPENAI_AGENTS-lcmcp$LANGCHAIN_MCP_ADAPTERS-lccore$LANGCHAIN_CORE-lcsdk$LANGCHAIN_MCP"
 [ -e "$stamp" ] && exit 0
 
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
 command -v npm >/dev/null || { echo "install-test-deps: npm (Node.js 20+) is required" >&2; exit 1; }
 
-python3 -m venv "$deps/venv"
-"$deps/venv/bin/pip" install --quiet --disable-pip-version-check \
+# A virtual environment made elsewhere and copied here (a target dir
+# copied from another checkout) has scripts whose first line names the
+# other one's Python: it is made again rather than installed through.
+# pip runs as `python -m pip`, never through such a script.
+venv() {
+  local dir="$1" here
+  if [ -e "$dir/bin/pip" ]; then
+    here="$(cd "$dir" && pwd)"
+    case "$(head -n 1 "$dir/bin/pip")" in
+      "#!$here/bin/python"*) python3 -m venv "$dir" ;;
+      *) python3 -m venv --clear "$dir" ;;
+    esac
+  else
+    python3 -m venv "$dir"
+  fi
+}
+venv "$deps/venv"
+"$deps/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP" "openai-agents==$OPENAI_AGENTS"
+venv "$deps/venv-langchain"
+"$deps/venv-langchain/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "langchain-mcp-adapters==$LANGCHAIN_MCP_ADAPTERS" "langchain-core==$LANGCHAIN_CORE" "mcp==$LANGCHAIN_MCP"
 
 # One install for every npm package: a second `npm install` into the same
 # tree has pruned componentize-js's nested preview2-shim. playwright-core
@@ -86,4 +114,4 @@ mkdir -p "$deps/node"
 
 rm -f "$deps"/.installed-*
 touch "$stamp"
-echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE, openai-agents $OPENAI_AGENTS in $deps"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE, openai-agents $OPENAI_AGENTS, langchain-mcp-adapters $LANGCHAIN_MCP_ADAPTERS (langchain-core $LANGCHAIN_CORE, mcp $LANGCHAIN_MCP) in $deps"

@@ -11,6 +11,14 @@
 //!   for a wrong token;
 //! - the OpenAI Agents SDK's MCP class over HTTP: every input schema
 //!   converts to its strict mode (`serve/tests/clients/agents_strict.py`);
+//! - an Agents SDK agent whose model is scripted (no network, no key)
+//!   running through the SDK's `MCPServerStdio` and
+//!   `MCPServerStreamableHttp`, on `/mcp` and on a skill route, where it
+//!   carries the guarded session's handle and the guard refuses its second
+//!   call (`serve/tests/clients/agents_scripted.py`);
+//! - LangChain's MCP adapters (`MultiServerMCPClient`, `load_mcp_tools`)
+//!   over stdio, HTTP and a skill route, their tools invoked as a tool node
+//!   does (`serve/tests/clients/langchain_client.py`, in its own venv);
 //! - the official MCP conformance suite, every server scenario, against a
 //!   server also loading two fixture plugins (`guest/testing/simple-text`,
 //!   `guest/testing/error-handling`), so `tools/call` runs through the
@@ -18,9 +26,9 @@
 //!   (`serve/tests/clients/conformance-baseline.yml`, each with its reason),
 //!   and the suite fails the run if one of them passes or any other fails.
 //!
-//! The Node packages come from `scripts/install-test-deps.sh` (into
-//! `target/test-deps/node`); the tests fail naming it when they are
-//! missing.
+//! The Node packages and the Python virtual environments come from
+//! `scripts/install-test-deps.sh` (into `target/test-deps`); the tests fail
+//! naming it when they are missing.
 
 // Only some of the shared helpers are used here.
 #[allow(dead_code)]
@@ -335,4 +343,125 @@ fn the_openai_agents_sdk_converts_every_input_schema_to_strict_mode() {
         .unwrap();
     let shown = text(&output);
     assert!(output.status.success() && shown.contains("scenario agents-strict passed"), "{shown}");
+}
+
+/// The test dependencies' Python with the OpenAI Agents SDK, or a failure
+/// naming the script.
+fn agents_python() -> PathBuf {
+    let python = python();
+    let found = Command::new(&python).args(["-c", "import agents"]).output().unwrap();
+    assert!(
+        found.status.success(),
+        "the OpenAI Agents SDK is missing: run scripts/install-test-deps.sh ({})",
+        String::from_utf8_lossy(&found.stderr)
+    );
+    python
+}
+
+/// `harmonia serve --stdio` for `ws_demo` with `dir`'s config, as a client
+/// starts it: the command and its arguments.
+fn stdio_server(dir: &Path) -> Vec<String> {
+    let config = dir.join("harmonia.toml");
+    [env!("CARGO_BIN_EXE_harmonia"), "serve", "--stdio", "--workspace", "ws_demo", "--config"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([config.to_str().unwrap().to_owned()])
+        .collect()
+}
+
+/// Run `script` of `serve/tests/clients/` with `python` for `scenario`: it
+/// passed, on `revision`; its output.
+fn python_scenario(python: &Path, script: &str, scenario: &str, args: &[String], revision: &str) -> String {
+    let output = Command::new(python)
+        .arg(repo().join("serve/tests/clients").join(script))
+        .arg(scenario)
+        .args(args)
+        .envs(quiet_harmonia())
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(output.status.success(), "{script} {scenario}: {shown}");
+    assert!(shown.contains(&format!("scenario {scenario} passed")), "{shown}");
+    assert!(shown.contains(&format!("protocol {revision}\n")), "{script} {scenario}: {shown}");
+    shown
+}
+
+/// The agent's final output, as the script printed it.
+fn final_output(shown: &str) -> &str {
+    shown
+        .lines()
+        .find_map(|line| line.strip_prefix("final: "))
+        .unwrap_or_else(|| panic!("no final output: {shown}"))
+}
+
+#[test]
+fn an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_guarded_skill_route() {
+    let python = agents_python();
+    let dir = scratch("agents-scripted");
+    let token = token(&dir, "get_job_status,get_operator_feed");
+    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    // What job-7 is in the mock workspace (host/fixtures/demo_workspace.json):
+    // the final answer quotes the envelope the tool really returned.
+    let job =
+        "first call success: job job-7 (Repost benchmark results) is failed, error provider_rate_limited";
+    // The Agents SDK speaks the stateless revision on every transport.
+    let revision = "2026-07-28";
+    let agents = |scenario: &str, args: &[String]| {
+        python_scenario(&python, "agents_scripted.py", scenario, args, revision)
+    };
+
+    let stdio = agents("stdio", &stdio_server(&dir));
+    assert_eq!(final_output(&stdio), job, "{stdio}");
+    let http = agents("http", &[format!("{url}/mcp"), token.clone()]);
+    assert_eq!(final_output(&http), job, "{http}");
+    // On the skill route the host carried the handle from the first result
+    // to the second call, and the guard refused that second call.
+    let skill = agents("skill", &[format!("{url}/mcp/skills/job-status"), token]);
+    assert_eq!(final_output(&skill), format!("{job}; then error call_refused"), "{skill}");
+}
+
+/// The LangChain adapters' own Python, or a failure naming the script.
+fn langchain_python() -> PathBuf {
+    let python = repo().join("target/test-deps/venv-langchain/bin/python");
+    let found = Command::new(&python).args(["-c", "import langchain_mcp_adapters"]).output();
+    let why = match &found {
+        Ok(found) => String::from_utf8_lossy(&found.stderr).into_owned(),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        found.is_ok_and(|found| found.status.success()),
+        "{} lacks langchain-mcp-adapters: run scripts/install-test-deps.sh ({why})",
+        python.display()
+    );
+    python
+}
+
+#[test]
+fn langchains_mcp_adapters_load_and_invoke_tools_over_stdio_http_and_a_guarded_skill_route() {
+    let python = langchain_python();
+    let dir = scratch("langchain");
+    let token = token(&dir, "get_job_status,get_operator_feed");
+    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    // The adapters need the MCP Python SDK 1.x, whose newest revision is
+    // 2025-11-25.
+    let revision = "2025-11-25";
+    let langchain = |scenario: &str, args: &[String]| {
+        python_scenario(&python, "langchain_client.py", scenario, args, revision)
+    };
+    // The job the tool returned, from the mock workspace, and a missing
+    // job's error envelope.
+    for shown in
+        [langchain("stdio", &stdio_server(&dir)), langchain("http", &[format!("{url}/mcp"), token.clone()])]
+    {
+        assert!(
+            shown.contains("job job-7: Repost benchmark results, failed, provider_rate_limited\n"),
+            "{shown}"
+        );
+        assert!(shown.contains("missing job: job_not_found\n"), "{shown}");
+    }
+    let skill = langchain("skill", &[format!("{url}/mcp/skills/job-status"), token]);
+    assert!(skill.contains("first call: success provider_rate_limited\n"), "{skill}");
+    assert!(skill.contains("second call: call_refused\n"), "{skill}");
+    // The signed trace records the refusal under the guard's rule.
+    assert!(skill.contains("trace reasons: [None, None, 'retry_without_retryable_error']\n"), "{skill}");
 }
