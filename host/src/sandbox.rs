@@ -328,17 +328,35 @@ pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallR
             Err(error) => Err(error),
         }
     };
-    let ran = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), run).await;
-    let (outcome, trap) = match ran {
-        Ok(Ok(result)) => invoked(result, store.data()),
-        Ok(Err(error)) => not_instantiated(&error, store.data()),
-        Err(_) => {
+    let (outcome, trap) = match before(deadline, run).await {
+        Some(Ok(result)) => invoked(result, store.data()),
+        Some(Err(error)) => not_instantiated(&error, store.data()),
+        None => {
             store.data_mut().timed_out = true;
             (Outcome::TimedOut, Some("the call's deadline passed with the guest suspended".into()))
         }
     };
     let limits = Limits { deadline: call_deadline, memory_bytes: limits.memory_bytes, fuel: limits.fuel };
     finished(descriptor, store, outcome, trap, &limits)
+}
+
+/// `future`'s output, or `None` once `deadline` has passed (the future is
+/// then dropped wherever it is). The timer is set only when the future
+/// has to wait: a call that finishes at its first poll, as a short guest
+/// does, never touches the runtime's timer wheel.
+async fn before<F: std::future::Future>(deadline: Instant, future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    std::future::poll_fn(|context| {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(context) {
+            return std::task::Poll::Ready(Some(output));
+        }
+        let timer = timer.get_or_insert_with(|| {
+            Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
+        });
+        timer.as_mut().poll(context).map(|()| None)
+    })
+    .await
 }
 
 /// Why `describe` gave no descriptor.
@@ -368,13 +386,13 @@ pub async fn describe(
         let instance = pre.instantiate_async(&mut store).await.map_err(DescribeError::Instantiate)?;
         instance.harmonia_tools_tool().call_describe(&mut store).await.map_err(DescribeError::Trapped)
     };
-    match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), run).await {
-        Ok(Err(DescribeError::Trapped(error))) => match classify(&error, store.data()) {
+    match before(deadline, run).await {
+        Some(Err(DescribeError::Trapped(error))) => match classify(&error, store.data()) {
             Outcome::TimedOut => Err(DescribeError::TimedOut),
             _ => Err(DescribeError::Trapped(error)),
         },
-        Ok(described) => described,
-        Err(_) => Err(DescribeError::TimedOut),
+        Some(described) => described,
+        None => Err(DescribeError::TimedOut),
     }
 }
 

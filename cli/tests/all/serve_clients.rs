@@ -30,8 +30,6 @@
 //! `scripts/install-test-deps.sh` (into `target/test-deps`); the tests fail
 //! naming it when they are missing.
 
-// Only some of the shared helpers are used here.
-#[allow(dead_code)]
 use crate::support::{harmonia, python, repo, spawn_listening};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -92,7 +92,7 @@ impl HttpAgent {
     /// A client that connects only to public addresses: a name resolving to
     /// loopback, private or link-local addresses is refused.
     pub fn public_only() -> Self {
-        let builder = builder().map(|builder| builder.dns_resolver(Arc::new(PublicAddressesOnly::default())));
+        let builder = builder().map(|builder| builder.dns_resolver(Arc::new(PublicAddressesOnly)));
         Self { client: builder.and_then(|builder| builder.build().ok()) }
     }
 
