@@ -14,6 +14,10 @@
 #   - nginx from Debian's packages (the load balancer of the replicas
 #     test), its service kept from starting: tests run their own on
 #     127.0.0.1;
+#   - docker-registry from Debian's packages (the CNCF distribution
+#     registry the OCI plugin tests push to and pull from), its service
+#     kept from starting: tests run their own on 127.0.0.1 with a
+#     temporary storage directory;
 #   - chromium from Debian's packages, and playwright-core and axe-core
 #     from npm (the review page's browser test drives that Chromium; no
 #     browser is downloaded);
@@ -53,6 +57,20 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
   else
     echo "install-test-deps: nginx is missing; install Debian's nginx (as root: apt-get install nginx)" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x /usr/bin/docker-registry ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
+  else
+    echo "install-test-deps: docker-registry is missing; install Debian's docker-registry (as root: apt-get install docker-registry)" >&2
     exit 1
   fi
 fi

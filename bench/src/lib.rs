@@ -13,7 +13,10 @@
 //! - calls in flight through `Host::call_async` against a 100 ms upstream:
 //!   1,000 and 10,000 callers ([`concurrency`]);
 //! - the validator's verdicts per second over the catalogue's answers and
-//!   one 64 KiB answer ([`validator`]).
+//!   one 64 KiB answer ([`validator`]);
+//! - plugins from `plugins.lock`: a pull of a cached digest reference, and
+//!   the verification of digests and signatures against a cached load
+//!   ([`provenance`]).
 //!
 //! With `--plugin PATH` (repeatable) it measures those components instead
 //! ([`plugins`]): load from the cache, a call once loaded, and a whole
@@ -26,6 +29,7 @@
 mod concurrency;
 mod mcp;
 mod plugins;
+mod provenance;
 mod stats;
 mod validator;
 mod workload;
@@ -380,6 +384,9 @@ pub enum Part {
     Mcp,
     /// The validator's verdicts per second.
     Validator,
+    /// Plugins from `plugins.lock`: a cached pull, and verification
+    /// against a cached load.
+    Provenance,
 }
 
 /// Run the parts in `only` (every part when empty), or measure
@@ -430,6 +437,9 @@ pub fn run(
     }
     if wanted(Part::Validator) {
         validator::run(quick, &mut out)?;
+    }
+    if wanted(Part::Provenance) {
+        provenance::run(effort, &mut out)?;
     }
     finish(out)
 }

@@ -100,6 +100,11 @@ pub enum Command {
         /// and no claim may cite mock evidence.
         #[arg(long)]
         submission: bool,
+        /// With --submission: reject unless every tool_call was made by a
+        /// component whose signature by this key (`key:sha256:…`, as
+        /// `harmonia plugin keygen` prints it) verified before it ran.
+        #[arg(long, value_name = "KEY")]
+        require_signer: Option<String>,
         /// Trust this ed25519 public key (64 hex digits) instead of the
         /// host's own trace key.
         #[arg(long, value_name = "HEX")]
@@ -215,6 +220,12 @@ pub enum Command {
     },
     /// Serve the tools over MCP (`--stdio`, `--http ADDR`; `token` manages tokens).
     Serve(crate::commands::serve::ServeArgs),
+    /// Plugins through an OCI registry: push, pull by tag or digest into
+    /// `plugins.lock`, sign and verify (cosign-compatible signatures).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
     /// Manage the embedded workspace store.
     Workspace {
         /// What to do.
@@ -245,6 +256,70 @@ pub enum CacheCommand {
     /// Delete every cached component.
     Clear {
         /// Config file (for `cache.dir`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}
+
+/// `harmonia plugin …`.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Push a component file to a registry under a tag; prints its digest.
+    Push {
+        /// The component (`.wasm`).
+        file: PathBuf,
+        /// `oci://host[:port]/repository:tag`.
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
+    /// Pull a plugin by tag (resolved once) or digest into a plugin
+    /// directory and lock it in its `plugins.lock`; signatures are checked
+    /// against the config's `[plugins.trust]` before the component is
+    /// downloaded.
+    Pull {
+        /// `oci://host[:port]/repository:tag` or `…@sha256:…`.
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// The plugin directory (default: the directory of the config's
+        /// `plugins.lock`, else `plugins`).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The plugin's name in the lock (default: the repository's last
+        /// path segment).
+        #[arg(long)]
+        name: Option<String>,
+        /// The host config with the trust policy.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Accept a tag that moved since it was locked.
+        #[arg(long)]
+        update: bool,
+    },
+    /// Sign the manifest a reference names, as `cosign sign --key` does.
+    Sign {
+        /// `oci://host[:port]/repository:tag` or `…@sha256:…`.
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// A PKCS#8 PEM private key (`harmonia plugin keygen`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+    },
+    /// Make a signing key pair: `OUT.key` (private, mode 0600) and
+    /// `OUT.pub` (public, for `[plugins.trust]` and `cosign verify --key`).
+    Keygen {
+        /// The path without extension.
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+        /// Ed25519 instead of ECDSA P-256 (cosign's default).
+        #[arg(long)]
+        ed25519: bool,
+    },
+    /// Verify every locked plugin offline, as the host does on every load.
+    Verify {
+        /// The plugin directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The host config with the trust policy.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },

@@ -10,6 +10,11 @@
 //! | `plugins.dir` | none; every `*.wasm` in it when set |
 //! | `plugins.files` | none |
 //! | `plugins.pins` | none; `"file name" = "sha256 hex"` refuses other bytes |
+//! | `plugins.lock` | none; a `plugins.lock` written by `harmonia plugin pull`: its components, verified from the store beside it on every load |
+//! | `plugins.trust.require_signatures` | `false`; `true` refuses every component (built-in tools aside) without a valid signature by a trusted key |
+//! | `plugins.trust.keys` | none; public key files trusted for every repository |
+//! | `plugins.trust.repositories` | none; `"host[:port]/path" = { keys = [...] }`, a `/*` suffix for a prefix |
+//! | `plugins.trust.plugins` | none; `name = { keys = [...] }` for one locked plugin |
 //! | `limits.memory_mib` | 64 per instance |
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
@@ -103,11 +108,24 @@ pub struct PluginsConfig {
     pub files: Vec<PathBuf>,
     /// SHA-256 pins by file name: a plugin whose bytes differ is refused.
     pub pins: BTreeMap<String, String>,
+    /// A lock file written by `harmonia plugin pull`: its plugins are
+    /// loaded from the content-addressed store beside it, verified first.
+    pub lock: Option<PathBuf>,
+    /// Which keys may sign which plugin, and whether signatures are
+    /// required.
+    pub trust: harmonia_registry::TrustConfig,
 }
 
 impl Default for PluginsConfig {
     fn default() -> Self {
-        Self { builtin: true, dir: None, files: Vec::new(), pins: BTreeMap::new() }
+        Self {
+            builtin: true,
+            dir: None,
+            files: Vec::new(),
+            pins: BTreeMap::new(),
+            lock: None,
+            trust: harmonia_registry::TrustConfig::default(),
+        }
     }
 }
 
@@ -297,6 +315,10 @@ impl HostConfig {
             resolve(dir);
         }
         self.plugins.files.iter_mut().for_each(resolve);
+        if let Some(lock) = &mut self.plugins.lock {
+            resolve(lock);
+        }
+        self.plugins.trust.resolve_paths(base);
         resolve(&mut self.workspace.path);
         if let Some(dir) = &mut self.cache.dir {
             resolve(dir);

@@ -223,6 +223,7 @@ impl HostBuilder {
         runtime.compile_progress = self.compile_progress.clone();
         let policy = ImportPolicy::from(&config.wasi);
         let limits = CallLimits::from(&config.limits);
+        let trust = crate::provenance::policy(&config.plugins)?;
         let mut sources: Vec<(PluginOrigin, Vec<u8>)> = Vec::new();
         if config.plugins.builtin {
             for (name, bytes) in harmonia_artifacts::BUILTIN_TOOLS {
@@ -239,23 +240,37 @@ impl HostBuilder {
             sources.push((PluginOrigin::File(path), bytes));
         }
         sources.extend(self.components);
+        let refused = |error: LoadError| {
+            if let Some(metrics) = &self.metrics {
+                metrics.load_failed();
+            }
+            error
+        };
+        for (origin, _) in &sources {
+            crate::provenance::admit_unsigned(&trust, origin).map_err(refused)?;
+        }
+        let mut provenances = HashMap::new();
+        let mut locked_pins = HashMap::new();
+        for locked in crate::provenance::locked(&config.plugins, &trust).map_err(refused)? {
+            provenances.insert(sources.len(), locked.provenance);
+            locked_pins.insert(sources.len(), locked.pin);
+            sources.push((locked.origin, locked.bytes));
+        }
 
         let mut plugins: Vec<Plugin> = Vec::new();
         let mut by_name = HashMap::new();
-        for (origin, bytes) in sources {
+        for (index, (origin, bytes)) in sources.into_iter().enumerate() {
             let pin = match &origin {
                 PluginOrigin::File(path) => path
                     .file_name()
                     .and_then(|name| config.plugins.pins.get(name.to_string_lossy().as_ref()))
                     .map(String::as_str),
                 PluginOrigin::Builtin(_) => None,
+                PluginOrigin::Oci(_) => locked_pins.get(&index).map(String::as_str),
             };
             let started = Instant::now();
-            let loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin).inspect_err(|_| {
-                if let Some(metrics) = &self.metrics {
-                    metrics.load_failed();
-                }
-            })?;
+            let mut loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin).map_err(refused)?;
+            loaded.info.provenance = provenances.remove(&index);
             if let Some(metrics) = &self.metrics {
                 metrics.component_loaded(loaded.cache);
                 metrics.register_tool(&loaded.info.descriptor.name);
@@ -337,6 +352,12 @@ impl Host {
     /// Every loaded plugin, in load order.
     pub fn tools(&self) -> impl Iterator<Item = &PluginInfo> {
         self.inner.plugins.iter().map(|plugin| &plugin.info)
+    }
+
+    /// What is known about `tool` (its digest and provenance among it),
+    /// if loaded.
+    pub fn tool(&self, tool: &str) -> Option<&PluginInfo> {
+        self.plugin(tool).map(|plugin| &plugin.info)
     }
 
     /// The descriptor of `tool`, if loaded.

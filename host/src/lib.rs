@@ -18,6 +18,8 @@
 //!   from its bytes before anything is compiled.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
 //! - [`cache`]: precompiled components on disk, checked before use.
+//! - `provenance`: components from `plugins.lock`, their digests and
+//!   signatures verified (the `harmonia-registry` crate) before compiling.
 //! - `sandbox`: one call: fresh store, limits, outcome to envelope.
 //! - `call_state`: the store data of one call: WASI, limits, the bound
 //!   capabilities, captured stdio, receipts.
@@ -60,6 +62,7 @@ mod call_state;
 mod engine;
 mod limits;
 mod policy;
+mod provenance;
 mod sandbox;
 mod wasi;
 

@@ -33,6 +33,9 @@ pub enum PluginOrigin {
     Builtin(String),
     /// A component file.
     File(PathBuf),
+    /// A component pulled from an OCI registry and locked
+    /// (`oci://host/repo@sha256:…`, the locked manifest digest).
+    Oci(String),
 }
 
 impl fmt::Display for PluginOrigin {
@@ -40,6 +43,7 @@ impl fmt::Display for PluginOrigin {
         match self {
             Self::Builtin(name) => write!(f, "built-in {name}"),
             Self::File(path) => write!(f, "{}", path.display()),
+            Self::Oci(reference) => f.write_str(reference),
         }
     }
 }
@@ -114,6 +118,16 @@ pub enum LoadError {
         /// The rule.
         error: DescriptorError,
     },
+    /// The component's provenance did not verify: a locked component
+    /// whose bytes, manifest or signature do not hold, or an unsigned
+    /// component where signatures are required. Nothing was compiled.
+    #[error("{origin}: {reason}")]
+    Unverified {
+        /// Which plugin.
+        origin: PluginOrigin,
+        /// Why, naming the digest and the trust rule.
+        reason: String,
+    },
     /// Two plugins with one name.
     #[error("{second}: tool name `{name}` is already loaded from {first}")]
     DuplicateName {
@@ -141,6 +155,26 @@ pub struct PluginInfo {
     /// The world its imports place it in.
     #[serde(serialize_with = "serialize_world")]
     pub world: World,
+    /// Where its bytes were verified to come from, when pulled from a
+    /// registry (see [`Provenance`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// What was verified about a component pulled from an OCI registry
+/// before it was compiled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// Its name in the lock file.
+    pub name: String,
+    /// The reference it was pulled by.
+    pub reference: String,
+    /// The locked manifest digest (what a signature signs).
+    pub manifest_digest: String,
+    /// The verified signer (`key:sha256:…`), `None` when unsigned and
+    /// signatures are not required.
+    pub signer: Option<String>,
 }
 
 fn serialize_world<S: serde::Serializer>(world: &World, serializer: S) -> Result<S::Ok, S::Error> {
@@ -355,7 +389,11 @@ pub fn load_compiled(
         let error = DescriptorError::Scope { declared: descriptor.scope.as_str(), world: world.as_str() };
         return Err(LoadError::Descriptor { origin, error });
     }
-    Ok(Plugin { info: PluginInfo { descriptor, sha256, origin, imports, world }, pre, cache })
+    Ok(Plugin {
+        info: PluginInfo { descriptor, sha256, origin, imports, world, provenance: None },
+        pre,
+        cache,
+    })
 }
 
 fn first_line(error: &wasmtime::Error) -> String {

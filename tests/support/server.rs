@@ -25,6 +25,8 @@ pub enum Reply {
     Redirect(u16, String),
     /// Wait, then answer.
     Delayed(Duration, Box<Reply>),
+    /// A status, extra headers (`name: value` lines) and a body of any bytes.
+    Raw(u16, Vec<String>, Vec<u8>),
 }
 
 /// One recorded request.
@@ -182,6 +184,11 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(20));
             }
+        }
+        Reply::Raw(status, headers, body) => {
+            let extra: String = headers.iter().map(|header| format!("{header}\r\n")).collect();
+            let _ = stream.write_all(head(status, body.len(), &extra).as_bytes());
+            let _ = stream.write_all(&body);
         }
         Reply::Redirect(status, location) => {
             let _ = stream.write_all(head(status, 0, &format!("location: {location}\r\n")).as_bytes());

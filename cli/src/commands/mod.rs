@@ -5,6 +5,7 @@ mod conformance;
 
 mod inspect;
 pub mod new;
+mod plugin;
 mod review;
 pub mod serve;
 mod session;
@@ -26,9 +27,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::New { tool, lang, world, dir } => new::run(&tool, lang, world, dir.as_deref()),
         Command::Inspect { path, config, json, quiet } => inspect::run(&path, config.as_deref(), json, quiet),
         Command::Workspace { command } => workspace::run(command),
-        Command::Validate { trace, answer, submission, public_key, config, json, skills } => {
+        Command::Validate { trace, answer, submission, require_signer, public_key, config, json, skills } => {
             let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
-            validate::run(&trace, &answer, submission, &trust, json, skills.as_deref())
+            let checks = validate::Checks { submission, require_signer: require_signer.as_deref() };
+            validate::run(&trace, &answer, &checks, &trust, json, skills.as_deref())
         }
         Command::Review { trace, answer, out, submission, public_key, config, skills } => {
             let trust = validate::Trust { public_key: public_key.as_deref(), config: config.as_deref() };
@@ -44,6 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::TraceKey { config } => validate::print_trace_key(config.as_deref()),
         Command::Session { workspace, host, skills } => session::run(workspace, &host, skills.as_deref()),
         Command::Serve(args) => serve::run(args),
+        Command::Plugin { command } => plugin::run(command),
         Command::Demo { export, html } => crate::demo::run(export.as_deref(), html.as_deref()),
         Command::Bench { json, quick, plugins, only } => {
             harmonia_bench::run(json, quick, &plugins, &only, crate::output::write)

@@ -38,6 +38,9 @@ pub fn run(host_args: &HostArgs, json: bool) -> Result<ExitCode> {
         outln!("  errors:  {}", codes.join(", "));
         outln!("  input:   {}", descriptor.input_schema);
         outln!("  from:    {} (sha256 {})", info.origin, &info.sha256[..16]);
+        if let Some(provenance) = &info.provenance {
+            outln!("  signer:  {}", provenance.signer.as_deref().unwrap_or("none (unsigned)"));
+        }
         outln!();
     }
     Ok(ExitCode::SUCCESS)

@@ -129,32 +129,60 @@ pub(crate) fn verification(document: &TraceDocument, trust: &Trust<'_>) -> Resul
     Ok(trusted_key(trust)?.and_then(|key| document.verify(&key).map_err(|error| error.to_string())))
 }
 
+/// What `harmonia validate` checks besides the trace and the answer.
+pub struct Checks<'a> {
+    /// `--submission`.
+    pub submission: bool,
+    /// `--require-signer`: every `tool_call` was made by a component
+    /// signed by this key (`key:sha256:…`); needs `--submission`, whose
+    /// verified seal is what makes the recorded signer the host's word.
+    pub require_signer: Option<&'a str>,
+}
+
+/// The name `--require-signer` rejections carry (not a validator rule: a
+/// deployment's policy on top of the contract).
+pub const COMPONENT_SIGNER: &str = "component_signer";
+
 pub fn run(
     trace: &Path,
     answer: &Path,
-    submission: bool,
+    checks: &Checks<'_>,
     trust: &Trust<'_>,
     json: bool,
     skills: Option<&Path>,
 ) -> Result<ExitCode> {
+    if checks.require_signer.is_some() && !checks.submission {
+        return Err(UsageError(
+            "--require-signer needs --submission: only a verified seal makes the recorded signer the host's"
+                .into(),
+        )
+        .into());
+    }
     let document = read_trace(trace)?;
     let answer = read_answer(answer)?;
     let skills = load_skills(skills)?;
-    let mode = if submission { Mode::Submission } else { Mode::Review };
+    let mode = if checks.submission { Mode::Submission } else { Mode::Review };
     let verification = verification(&document, trust)?;
     if let (Mode::Review, Err(reason)) = (mode, &verification) {
         eprintln!("harmonia: note: trace not verified ({reason}); review mode checks the rules only");
     }
     let verdict = validate_received(&document.trace, verification, &answer, &skills, mode);
+    let (accepted, rule, reason) = match (verdict.accepted, checks.require_signer) {
+        (true, Some(signer)) => match document.trace.first_call_not_signed_by(signer) {
+            Some((_, reason)) => (false, COMPONENT_SIGNER, Some(reason)),
+            None => (true, "", None),
+        },
+        _ => (verdict.accepted, verdict.rule.map(|rule| rule.as_str()).unwrap_or_default(), verdict.reason),
+    };
     if json {
-        outln!("{}", serde_json::to_string(&verdict)?);
-    } else if verdict.accepted {
+        let rule = (!rule.is_empty()).then_some(rule);
+        outln!("{}", serde_json::json!({"accepted": accepted, "rule": rule, "reason": reason}));
+    } else if accepted {
         outln!("accepted");
     } else {
-        let rule = verdict.rule.map(|rule| rule.as_str()).unwrap_or_default();
-        outln!("rejected: {rule}: {}", verdict.reason.as_deref().unwrap_or_default());
+        outln!("rejected: {rule}: {}", reason.as_deref().unwrap_or_default());
     }
-    Ok(if verdict.accepted { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if accepted { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// `harmonia trace-key`: the host key's public half, 64 hex digits.

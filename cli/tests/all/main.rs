@@ -6,6 +6,7 @@
 //! - [`catalogue`]: the evaluation catalogue's verdicts, replayed;
 //! - [`conformance`]: `harmonia conformance` on our tools and hostile guests;
 //! - [`first_hour`]: a plugin author's first hour, `harmonia new` onwards;
+//! - [`oci`]: plugins pushed to, signed in and pulled from a real registry;
 //! - [`review`]: `harmonia review` and `harmonia demo --html`;
 //! - [`session_lines`]: `harmonia session` under a hostile client;
 //! - [`python_agent`]: a Python agent on the standard library;
@@ -18,6 +19,7 @@ mod catalogue;
 mod cli;
 mod conformance;
 mod first_hour;
+mod oci;
 mod python_agent;
 mod review;
 mod serve_bounds;

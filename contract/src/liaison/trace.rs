@@ -73,6 +73,19 @@ pub struct TraceEntry {
     /// Capability receipts (`tool_call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipts: Option<Vec<Value>>,
+    /// `sha256:<hex>` of the component bytes that answered (`tool_call`;
+    /// absent in traces written before provenance was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component_digest: Option<String>,
+    /// The locked OCI manifest digest the component was pulled by
+    /// (`tool_call`, registry plugins only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_digest: Option<String>,
+    /// The key whose signature over `manifestDigest` verified before the
+    /// component was compiled, `key:sha256:<hex>` (`tool_call`, signed
+    /// registry plugins only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
 }
 
 /// Most entries a trace may hold; a longer document is refused while it
@@ -195,6 +208,9 @@ impl TraceEntry {
             reason: None,
             response: None,
             receipts: None,
+            component_digest: None,
+            manifest_digest: None,
+            signer: None,
         }
     }
 
@@ -220,6 +236,9 @@ impl TraceEntry {
                     (self.reason.is_some(), "reason"),
                     (self.response.is_some(), "response"),
                     (self.receipts.is_some(), "receipts"),
+                    (self.component_digest.is_some(), "componentDigest"),
+                    (self.manifest_digest.is_some(), "manifestDigest"),
+                    (self.signer.is_some(), "signer"),
                 ] {
                     absent(present, field)?;
                 }
@@ -237,6 +256,14 @@ impl TraceEntry {
                     absent(self.reason.is_some(), "reason")?;
                 } else {
                     has(self.reason.is_some(), "reason")?;
+                    absent(self.component_digest.is_some(), "componentDigest")?;
+                    absent(self.manifest_digest.is_some(), "manifestDigest")?;
+                    absent(self.signer.is_some(), "signer")?;
+                }
+                if (self.signer.is_some() || self.manifest_digest.is_some())
+                    && self.component_digest.is_none()
+                {
+                    return Err(at("`signer` and `manifestDigest` need `componentDigest`"));
                 }
             }
         }
@@ -274,6 +301,29 @@ impl Trace {
     /// The trace as JSON.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The first `tool_call` entry whose component was not verified as
+    /// signed by `signer` (`key:sha256:…`) before it ran: its 1-based
+    /// position and why. Only meaningful on a trace whose seal verified:
+    /// the seal is what makes `signer` the host's record.
+    pub fn first_call_not_signed_by(&self, signer: &str) -> Option<(usize, String)> {
+        self.entries.iter().enumerate().filter(|(_, entry)| entry.kind == EntryKind::ToolCall).find_map(
+            |(index, entry)| {
+                let tool = entry.name.as_deref().unwrap_or_default();
+                let why = match (&entry.signer, &entry.component_digest) {
+                    (Some(found), _) if found == signer => return None,
+                    (Some(found), _) => format!("was made by a component signed by {found}"),
+                    (None, Some(digest)) => {
+                        format!("was made by component {digest}, which no trusted key signed")
+                    }
+                    (None, None) => {
+                        "names no component digest (a trace from before provenance was recorded)".into()
+                    }
+                };
+                Some((index + 1, format!("entry {} (tool `{tool}`) {why}, not by {signer}", index + 1)))
+            },
+        )
     }
 }
 
@@ -344,6 +394,66 @@ mod tests {
         let trace = Trace::parse(&value).unwrap();
         assert_eq!(trace.entries.len(), 3);
         assert_eq!(trace.to_value(), value);
+    }
+
+    #[test]
+    fn provenance_fields_belong_to_tool_calls_and_old_traces_still_parse() {
+        let call = |extra: Value| {
+            let mut entry = json!({"sequence": 1, "kind": "tool_call", "name": "t", "args": {}, "attempt": 1,
+                "durationMs": 1.0, "response": {}, "receipts": []});
+            entry.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            json!([entry])
+        };
+        let old = call(json!({}));
+        let old_trace = Trace::parse(&old).unwrap();
+        assert_eq!(old_trace.to_value(), old, "an old entry is written back byte for byte");
+        let key = ed25519_dalek::SigningKey::from_bytes(&[2; 32]);
+        let sealed = TraceDocument { seal: Some(seal::seal(&key, &old_trace)), trace: old_trace };
+        let public = seal::PublicKey::parse_hex(&sealed.seal.as_ref().unwrap().public_key).unwrap();
+        assert_eq!(TraceDocument::parse(&sealed.to_value()).unwrap().verify(&public), Ok(()));
+
+        let full = call(
+            json!({"componentDigest": "sha256:ab", "manifestDigest": "sha256:cd", "signer": "key:sha256:ef"}),
+        );
+        let trace = Trace::parse(&full).unwrap();
+        assert_eq!(trace.entries[0].signer.as_deref(), Some("key:sha256:ef"));
+        assert_eq!(trace.to_value(), full);
+        assert!(Trace::parse(&call(json!({"signer": "key:sha256:ef"}))).is_err());
+        let refused = json!([{"sequence": 1, "kind": "tool_refused", "name": "t", "args": {}, "attempt": 1,
+            "reason": "r", "response": {}, "componentDigest": "sha256:ab"}]);
+        assert!(Trace::parse(&refused).unwrap_err().to_string().contains("componentDigest"));
+        let activation =
+            json!([{"sequence": 1, "kind": "skill_activation", "skill": "s", "sha256": "h", "signer": "k"}]);
+        assert!(Trace::parse(&activation).unwrap_err().to_string().contains("signer"));
+    }
+
+    #[test]
+    fn the_first_call_not_signed_by_a_key_is_named() {
+        let entry = |sequence: u64, signer: Option<&str>, digest: Option<&str>| TraceEntry {
+            name: Some("t".into()),
+            signer: signer.map(str::to_owned),
+            component_digest: digest.map(str::to_owned),
+            ..TraceEntry::new(sequence, EntryKind::ToolCall)
+        };
+        let signed = Trace {
+            entries: vec![
+                entry(1, Some("key:a"), Some("sha256:1")),
+                entry(2, Some("key:a"), Some("sha256:1")),
+            ],
+        };
+        assert_eq!(signed.first_call_not_signed_by("key:a"), None);
+        let (position, reason) = signed.first_call_not_signed_by("key:b").unwrap();
+        assert_eq!(position, 1);
+        assert!(reason.contains("signed by key:a, not by key:b"), "{reason}");
+        let mixed = Trace {
+            entries: vec![entry(1, Some("key:a"), Some("sha256:1")), entry(2, None, Some("sha256:2"))],
+        };
+        let (position, reason) = mixed.first_call_not_signed_by("key:a").unwrap();
+        assert_eq!(position, 2);
+        assert!(reason.contains("sha256:2, which no trusted key signed"), "{reason}");
+        let old = Trace { entries: vec![entry(1, None, None)] };
+        assert!(old.first_call_not_signed_by("key:a").unwrap().1.contains("no component digest"));
+        assert_eq!(Trace::default().first_call_not_signed_by("key:a"), None);
     }
 
     #[test]

@@ -459,6 +459,15 @@ impl Session {
             }
             (Ok(()), Some(Ok(record))) => {
                 entry.duration_ms = Some((record.duration.as_secs_f64() * 1_000_000.0).round() / 1000.0);
+                // Provenance of the component that answered: this host's
+                // plugins never change, so the one looked up is the one run.
+                if let Some(info) = self.host.tool(tool) {
+                    entry.component_digest = Some(format!("sha256:{}", info.sha256));
+                    if let Some(provenance) = &info.provenance {
+                        entry.manifest_digest = Some(provenance.manifest_digest.clone());
+                        entry.signer = provenance.signer.clone();
+                    }
+                }
                 entry.receipts = Some(
                     record
                         .receipts

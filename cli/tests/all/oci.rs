@@ -1,0 +1,689 @@
+//! Plugins from an OCI registry: a real CNCF distribution registry
+//! (Debian's `docker-registry`) on 127.0.0.1 for the round trip, and a
+//! scripted loopback server for the registries that misbehave.
+//!
+//! Each hostile case names the check that holds it; each was watched
+//! failing with that check removed.
+
+use base64::Engine as _;
+use harmonia_host::config::HostConfig;
+use harmonia_host::host::HostError;
+use harmonia_host::plugin::LoadError;
+use harmonia_host::{CallContext, Host};
+use harmonia_registry::cosign::Refusal;
+use harmonia_registry::keys::{Algorithm, PrivateKey};
+use harmonia_registry::manifest::{Descriptor, Manifest};
+use harmonia_registry::oci::{Client, Options};
+use harmonia_registry::{Digest, LockFile, OciReference, RegistryError, Store, TrustPolicy};
+use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::tempdir::TempDir;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const REGISTRY: &str = "/usr/bin/docker-registry";
+
+/// A CNCF distribution registry on 127.0.0.1 with a temporary storage
+/// directory, stopped when dropped.
+struct Registry {
+    child: Child,
+    port: u16,
+    _dir: TempDir,
+}
+
+impl Registry {
+    fn start() -> Self {
+        assert!(
+            Path::new(REGISTRY).exists(),
+            "{REGISTRY} is missing: run scripts/install-test-deps.sh (Debian's docker-registry)"
+        );
+        let dir = TempDir::new("oci-registry");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
+        let child = Command::new(REGISTRY)
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start docker-registry");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(15), "docker-registry did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, port, _dir: dir }
+    }
+
+    fn reference(&self, path: &str) -> String {
+        format!("oci://127.0.0.1:{}/{path}", self.port)
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
+}
+
+fn parse(text: &str) -> OciReference {
+    OciReference::parse(text).unwrap()
+}
+
+fn client(reference: &OciReference) -> Client {
+    Client::new(reference, Options::default()).unwrap()
+}
+
+/// A built-in tool's component bytes.
+fn component(name: &str) -> Vec<u8> {
+    let (_, bytes) =
+        harmonia_artifacts::BUILTIN_TOOLS.iter().find(|(tool, _)| *tool == name).expect("a built-in tool");
+    bytes.to_vec()
+}
+
+/// A built-in tool written to `dir` as `NAME.wasm`.
+fn component_file(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, component(name)).unwrap();
+    path
+}
+
+fn harmonia(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
+    command.args(args).env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_LOG").env_remove("RUST_LOG");
+    command
+}
+
+fn succeed(command: &mut Command) -> String {
+    let output = command.output().expect("run harmonia");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// A host config loading only the lock in `dir` under `policy`'s keys.
+fn config_for(dir: &Path, require: bool, keys: &[PathBuf]) -> HostConfig {
+    let mut config = HostConfig::default();
+    config.plugins.builtin = false;
+    config.plugins.lock = Some(dir.join("plugins.lock"));
+    config.plugins.trust.require_signatures = require;
+    config.plugins.trust.keys = keys.to_vec();
+    config.cache.dir = Some(dir.join("cache"));
+    config
+}
+
+fn write_key(dir: &Path, name: &str, key: &PrivateKey) -> PathBuf {
+    let path = dir.join(format!("{name}.pub"));
+    std::fs::write(&path, key.public().to_pem()).unwrap();
+    path
+}
+
+fn refusal(result: Result<impl std::fmt::Debug, RegistryError>) -> Refusal {
+    match result {
+        Err(RegistryError::Refused { reason, .. }) => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn unverified(result: Result<Host, HostError>) -> String {
+    match result {
+        Err(HostError::Load(LoadError::Unverified { reason, .. })) => reason,
+        Err(other) => panic!("expected an unverified component, got {other}"),
+        Ok(_) => panic!("expected an unverified component, the host started"),
+    }
+}
+
+/// The user's path, through the command: keygen, push, sign, pull by tag
+/// into a lock, then the host loads the locked component with
+/// `require_signatures = true` and calls it.
+#[test]
+fn push_sign_pull_and_call_through_the_command() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-flow");
+    let reference = registry.reference("tools/get_job_status:v1");
+    let key = dir.path().join("ci");
+    let fingerprint =
+        succeed(harmonia(&["plugin", "keygen", "--out"]).arg(&key)).lines().next().unwrap().to_owned();
+    assert!(fingerprint.starts_with("key:sha256:"), "{fingerprint}");
+    let pushed = succeed(
+        harmonia(&["plugin", "push"]).arg(component_file(dir.path(), "get_job_status")).arg(&reference),
+    );
+    assert!(pushed.contains("@sha256:"), "{pushed}");
+    succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(key.with_extension("key")));
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        "[plugins]\nbuiltin = false\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\nkeys = [\"ci.pub\"]\n",
+    )
+    .unwrap();
+    let pulled = succeed(harmonia(&["plugin", "pull", &reference, "--config"]).arg(&config));
+    assert!(pulled.contains(&fingerprint), "{pulled}");
+    let lock = LockFile::read(&dir.path().join("plugins/plugins.lock")).unwrap();
+    let entry = lock.get("get_job_status").expect("locked");
+    assert_eq!(entry.reference, reference);
+    assert_eq!(entry.signer.as_deref(), Some(fingerprint.as_str()));
+    assert_eq!(entry.layer_digest, Digest::of(&component("get_job_status")));
+    succeed(harmonia(&["plugin", "verify", "--config"]).arg(&config));
+    let called = succeed(
+        harmonia(&["call", "get_job_status", "--input", r#"{"job_id": " "}"#, "--config"]).arg(&config),
+    );
+    assert!(called.contains("invalid_job_id"), "{called}");
+    let tools = succeed(harmonia(&["tools", "--json", "--config"]).arg(&config));
+    assert!(tools.contains(&fingerprint) && tools.contains(entry.manifest_digest.as_str()), "{tools}");
+}
+
+/// Hostile: the tag moves to another digest after locking. Loading reads
+/// the lock and the store only, so the host keeps the locked component;
+/// a new pull of the same reference is refused unless `--update`. Held by
+/// the `TagMoved` check in `Client::pull` (and by loading never touching
+/// the network).
+#[test]
+fn a_tag_moved_after_locking_is_never_followed() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-moved");
+    let store = Store::new(dir.path());
+    let reference = parse(&registry.reference("tools/t:v1"));
+    let client = client(&reference);
+    let first = component("get_job_status");
+    let locked = block_on(async {
+        client.push(&reference, &first).await.unwrap();
+        client.pull(&reference, "t", &store, &TrustPolicy::default(), false).await.unwrap()
+    });
+    let moved = block_on(client.push(&reference, &component("suggest_posting_windows"))).unwrap();
+    assert_ne!(moved, locked.manifest_digest);
+
+    let host = Host::new(config_for(dir.path(), false, &[])).unwrap();
+    let info = host.tools().next().unwrap();
+    assert_eq!(info.descriptor.name, "get_job_status");
+    assert_eq!(format!("sha256:{}", info.sha256), locked.layer_digest.to_string());
+
+    let again = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), false));
+    match again {
+        Err(RegistryError::TagMoved { locked: was, now, .. }) => {
+            assert_eq!(was, locked.manifest_digest);
+            assert_eq!(now, moved);
+        }
+        other => panic!("expected TagMoved, got {other:?}"),
+    }
+    assert_eq!(LockFile::read(&store.lock_path()).unwrap().get("t").unwrap(), &locked);
+    let updated = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), true)).unwrap();
+    assert_eq!(updated.manifest_digest, moved);
+}
+
+/// Hostile: a signature by a key the policy does not trust is refused on
+/// pull, before the component is downloaded, and on load, before it is
+/// compiled. Held by `cosign::verify` trying only the policy's keys.
+#[test]
+fn a_signature_by_an_untrusted_key_is_refused() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-untrusted");
+    let store = Store::new(dir.path());
+    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let client = client(&reference);
+    let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let trusted = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    block_on(async {
+        client.push(&reference, &component("get_job_status")).await.unwrap();
+        client.sign(&reference, &stranger).await.unwrap();
+    });
+    let policy = TrustPolicy::with_keys(true, vec![trusted.public().clone()]);
+    let pulled = block_on(client.pull(&reference, "jobs", &store, &policy, false));
+    assert_eq!(refusal(pulled), Refusal::UntrustedKey { count: 1 });
+    assert!(!store.lock_path().exists(), "nothing is locked");
+
+    // Signed by the trusted key too: the pull succeeds, and the trusted
+    // signer is recorded.
+    block_on(client.sign(&reference, &trusted)).unwrap();
+    let entry = block_on(client.pull(&reference, "jobs", &store, &policy, false)).unwrap();
+    assert_eq!(entry.signer.as_deref(), Some(trusted.public().fingerprint()));
+    let key_file = write_key(dir.path(), "trusted", &trusted);
+    Host::new(config_for(dir.path(), true, &[key_file])).unwrap();
+
+    // The same store under a policy trusting only the stranger... whose
+    // signature is there too: it verifies, and names the stranger.
+    let stranger_file = write_key(dir.path(), "stranger", &stranger);
+    let host = Host::new(config_for(dir.path(), true, &[stranger_file])).unwrap();
+    let signer = host.tools().next().unwrap().provenance.as_ref().unwrap().signer.clone();
+    assert_eq!(signer.as_deref(), Some(stranger.public().fingerprint()));
+
+    // A third key trusts neither: refused at load, naming the reason.
+    let third = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let third_file = write_key(dir.path(), "third", &third);
+    let reason = unverified(Host::new(config_for(dir.path(), true, &[third_file])));
+    assert!(reason.contains("verify with no key trusted"), "{reason}");
+}
+
+/// Hostile: a valid signature by a trusted key, over another digest,
+/// attached to this one. Held by the payload's digest check in
+/// `cosign::verify`.
+#[test]
+fn a_valid_signature_over_another_digest_is_refused() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-other-digest");
+    let store = Store::new(dir.path());
+    let signed = parse(&registry.reference("tools/a:v1"));
+    let target = parse(&registry.reference("tools/a:v2"));
+    let client = client(&signed);
+    let key = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let (signed_digest, target_digest) = block_on(async {
+        let signed_digest = client.push(&signed, &component("get_job_status")).await.unwrap();
+        let target_digest = client.push(&target, &component("suggest_posting_windows")).await.unwrap();
+        client.sign(&signed, &key).await.unwrap();
+        // Copy the signature of v1 onto v2, as an attacker with push
+        // rights (but not the key) can.
+        let stolen = client.signatures(&signed, &signed_digest).await.unwrap().remove(0);
+        let payload = base64::engine::general_purpose::STANDARD.decode(&stolen.payload).unwrap();
+        client.attach(&target, &target_digest, &payload, &stolen.signature).await.unwrap();
+        (signed_digest, target_digest)
+    });
+    let policy = TrustPolicy::with_keys(true, vec![key.public().clone()]);
+    match refusal(block_on(client.pull(&target, "a", &store, &policy, false))) {
+        Refusal::OtherDigest { signed, expected, .. } => {
+            assert_eq!(signed, signed_digest.to_string());
+            assert_eq!(expected, target_digest.to_string());
+        }
+        other => panic!("expected OtherDigest, got {other:?}"),
+    }
+}
+
+/// Hostile: the stored component is swapped after it was pulled and
+/// loaded once (so the precompiled cache holds it). The next load refuses
+/// before the cache or the compiler sees the new bytes. Held by
+/// `Store::read`'s digest check. And a plain file is refused when
+/// signatures are required.
+#[test]
+fn a_swapped_component_never_runs_even_from_the_cache() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-swapped");
+    let store = Store::new(dir.path());
+    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let client = client(&reference);
+    let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
+    let entry = block_on(async {
+        client.push(&reference, &component("get_job_status")).await.unwrap();
+        client.sign(&reference, &key).await.unwrap();
+        client
+            .pull(
+                &reference,
+                "jobs",
+                &store,
+                &TrustPolicy::with_keys(true, vec![key.public().clone()]),
+                false,
+            )
+            .await
+    })
+    .unwrap();
+    let key_file = write_key(dir.path(), "ci", &key);
+    let config = config_for(dir.path(), true, std::slice::from_ref(&key_file));
+    let host = Host::new(config.clone()).unwrap();
+    let envelope = host.call("get_job_status", r#"{"job_id": " "}"#, &CallContext::default()).unwrap();
+    assert_eq!(envelope.error.unwrap().code, "invalid_job_id");
+
+    let blob = dir.path().join("oci/sha256").join(entry.layer_digest.hex());
+    std::fs::write(&blob, component("suggest_posting_windows")).unwrap();
+    let reason = unverified(Host::new(config.clone()));
+    assert!(reason.contains("changed after it was pulled"), "{reason}");
+
+    let mut plain = config_for(dir.path(), true, &[key_file]);
+    plain.plugins.lock = None;
+    plain.plugins.files = vec![component_file(dir.path(), "get_job_status")];
+    let reason = unverified(Host::new(plain));
+    assert!(reason.contains("require_signatures"), "{reason}");
+}
+
+// ---- a registry that misbehaves -------------------------------------------
+
+/// A scripted registry serving one component manifest at `repo:v1`.
+struct Fake {
+    server: Loopback,
+}
+
+impl Fake {
+    fn start() -> Self {
+        let server = Loopback::start();
+        server.route("/v2/", Reply::Json(200, "{}".into()));
+        Self { server }
+    }
+
+    fn host(&self) -> String {
+        self.server.base_url().trim_start_matches("http://").to_owned()
+    }
+
+    fn reference(&self) -> OciReference {
+        parse(&format!("oci://{}/tools/t:v1", self.host()))
+    }
+
+    /// Serve `manifest` for the tag and `blob` under `digest`.
+    fn serve(&self, manifest: &Manifest, digest: &Digest, blob: Reply) {
+        self.server
+            .route("/v2/tools/t/manifests/v1", Reply::Raw(200, manifest_headers(), manifest.to_bytes()));
+        self.server.route(&format!("/v2/tools/t/blobs/{digest}"), blob);
+    }
+
+    fn blob_requests(&self) -> usize {
+        self.server.requests().iter().filter(|request| request.target.contains("/blobs/")).count()
+    }
+}
+
+fn manifest_headers() -> Vec<String> {
+    vec![format!("content-type: {}", harmonia_registry::manifest::OCI_MANIFEST_MEDIA_TYPE)]
+}
+
+fn short_client(reference: &OciReference, deadline: Duration) -> Client {
+    Client::new(reference, Options { deadline, ..Options::default() }).unwrap()
+}
+
+fn fake_pull(
+    fake: &Fake,
+    deadline: Duration,
+) -> (Result<harmonia_registry::LockEntry, RegistryError>, TempDir) {
+    let dir = TempDir::new("oci-fake");
+    let reference = fake.reference();
+    let result = block_on(short_client(&reference, deadline).pull(
+        &reference,
+        "t",
+        &Store::new(dir.path()),
+        &TrustPolicy::default(),
+        false,
+    ));
+    (result, dir)
+}
+
+/// Hostile: the manifest names a layer digest, the registry serves other
+/// bytes for it. Held by the digest check on every download (`blob`; the
+/// client crate checks too).
+#[test]
+fn a_layer_that_does_not_match_its_digest_is_refused() {
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    let manifest = Manifest::for_component(b"{}", &real);
+    let digest = Digest::of(&real);
+    let mut other = real.clone();
+    other[100] ^= 1;
+    fake.serve(&manifest, &digest, Reply::Raw(200, Vec::new(), other));
+    let (result, dir) = fake_pull(&fake, Duration::from_secs(10));
+    assert!(matches!(result, Err(RegistryError::LayerMismatch { .. })), "{result:?}");
+    assert!(!dir.path().join("oci/sha256").join(digest.hex()).exists(), "nothing stored");
+}
+
+/// Hostile: a huge layer, declared (refused before any byte is fetched)
+/// or undeclared (the download is cut at the declared size); a huge
+/// manifest. Held by the size checks in `pull`, the bounded sink in
+/// `blob` and the manifest bound in `resolve`.
+#[test]
+fn huge_layers_and_manifests_are_refused_with_a_clear_error() {
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    let mut manifest = Manifest::for_component(b"{}", &real);
+    let digest = Digest::of(&real);
+    manifest.layers[0].size = 64 << 30;
+    fake.serve(&manifest, &digest, Reply::Raw(200, Vec::new(), real.clone()));
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(10));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::TooLarge { .. }), "{error}");
+    assert!(error.to_string().contains("larger than the limit"), "{error}");
+    assert_eq!(fake.blob_requests(), 0, "nothing was downloaded");
+
+    // Declared small, served endless.
+    let fake = Fake::start();
+    let manifest = Manifest::for_component(b"{}", &real);
+    fake.serve(&manifest, &digest, Reply::Oversized(512 << 20));
+    let started = Instant::now();
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(10));
+    assert!(matches!(result, Err(RegistryError::TooLarge { .. })), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "cut at the declared size, not read to the end");
+
+    // A manifest past 4 MiB.
+    let fake = Fake::start();
+    fake.server.route("/v2/tools/t/manifests/v1", Reply::Oversized(5 << 20));
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(10));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::TooLarge { .. }), "{error}");
+    assert!(error.to_string().contains("manifest"), "{error}");
+}
+
+/// Hostile: a registry that accepts the request and never answers. Held
+/// by the deadline around every registry wait.
+#[test]
+fn a_stalled_registry_ends_at_the_deadline() {
+    let fake = Fake::start();
+    fake.server.route("/v2/tools/t/manifests/v1", Reply::NeverFinishes);
+    let started = Instant::now();
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(1));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::Deadline { .. }), "{error}");
+    assert!(error.to_string().contains("did not answer within 1 s"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+
+    // A stalled blob, after a prompt manifest.
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    fake.serve(&Manifest::for_component(b"{}", &real), &Digest::of(&real), Reply::NeverFinishes);
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(1));
+    assert!(matches!(result, Err(RegistryError::Deadline { .. })), "{result:?}");
+}
+
+/// Writes a Docker config holding `user:password` for `registry`.
+fn docker_config(dir: &Path, registry: &str, user: &str, password: &str) -> PathBuf {
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    let docker = dir.join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    std::fs::write(
+        docker.join("config.json"),
+        format!(r#"{{"auths": {{"{registry}": {{"auth": "{auth}"}}}}}}"#),
+    )
+    .unwrap();
+    docker
+}
+
+/// Hostile: the registry redirects the component download to another
+/// host. The credentials for the registry never reach that host; what it
+/// serves is refused unless it is the signed digest's bytes. And the
+/// credentials never appear in the command's output or its most verbose
+/// log. Held by the client never authenticating outside the registry
+/// (and reqwest dropping `Authorization` on a cross-host redirect), the
+/// digest check, and no message ever formatting a credential.
+#[test]
+fn a_redirect_to_another_host_gets_no_credentials_and_no_trust() {
+    const PASSWORD: &str = "s3cret-registry-password";
+    let fake = Fake::start();
+    fake.server.route(
+        "/v2/",
+        Reply::Raw(401, vec!["www-authenticate: Basic realm=\"fake\"".into()], b"{}".to_vec()),
+    );
+    let elsewhere = Loopback::start();
+    let real = component("get_job_status");
+    let digest = Digest::of(&real);
+    let mut other = real.clone();
+    other[7] ^= 1;
+    elsewhere.route("/payload", Reply::Raw(200, Vec::new(), other));
+    // Another host: `localhost`, not the registry's 127.0.0.1.
+    let location = elsewhere.base_url().replace("127.0.0.1", "localhost") + "/payload";
+    fake.serve(&Manifest::for_component(b"{}", &real), &digest, Reply::Redirect(307, location));
+    let dir = TempDir::new("oci-redirect");
+    let docker = docker_config(dir.path(), &fake.host(), "ci", PASSWORD);
+    let output = harmonia(&["plugin", "pull", &fake.reference().to_string(), "--dir"])
+        .arg(dir.path().join("plugins"))
+        .env("DOCKER_CONFIG", &docker)
+        .env("RUST_LOG", "trace")
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("does not match its digest"), "{shown}");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("ci:{PASSWORD}"));
+    assert!(!shown.contains(PASSWORD) && !shown.contains(&encoded), "a credential was shown:\n{shown}");
+    let sent: Vec<_> =
+        fake.server.requests().into_iter().filter(|request| request.target.contains("/manifests/")).collect();
+    assert!(
+        sent.iter().all(|request| request
+            .headers
+            .get("authorization")
+            .is_some_and(|value| value.starts_with("Basic "))),
+        "the registry got the credentials: {sent:?}"
+    );
+    let redirected = elsewhere.requests();
+    assert!(!redirected.is_empty(), "the redirect was followed");
+    assert!(
+        redirected.iter().all(|request| !request.headers.contains_key("authorization")),
+        "{redirected:?}"
+    );
+}
+
+/// Bad input: every malformed reference is a one-line usage error.
+#[test]
+fn bad_references_are_usage_errors() {
+    for reference in ["127.0.0.1:5000/t:v1", "oci://127.0.0.1:5000/t", "oci://h/T:v1", "oci://h/t@sha256:12"]
+    {
+        let output = harmonia(&["plugin", "pull", reference]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{reference}: {}", text(&output));
+        assert!(!text(&output).contains("panicked"));
+    }
+}
+
+/// A descriptor with external URLs is never followed.
+#[test]
+fn a_layer_with_external_urls_is_refused() {
+    let real = component("get_job_status");
+    let mut manifest = Manifest::for_component(b"{}", &real);
+    manifest.layers[0] =
+        Descriptor { urls: Some(vec!["http://elsewhere/x".into()]), ..manifest.layers[0].clone() };
+    let error = manifest.component_layer().unwrap_err();
+    assert!(error.to_string().contains("external urls"), "{error}");
+}
+
+/// A session through `harmonia session` on a live store with `get_job_status`
+/// pulled, signed and locked: each `tool_call` entry carries the component
+/// digest, the manifest digest and the signer under the seal, and
+/// `harmonia validate --submission --require-signer` accepts that signer
+/// only.
+#[test]
+fn the_signer_is_in_every_sealed_tool_call_and_validate_can_require_it() {
+    use std::io::Write;
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-trace");
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
+    let client = client(&reference);
+    let key = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let fingerprint = key.public().fingerprint().to_owned();
+    let policy = TrustPolicy::with_keys(true, vec![key.public().clone()]);
+    let entry = block_on(async {
+        client.push(&reference, &component("get_job_status")).await.unwrap();
+        client.sign(&reference, &key).await.unwrap();
+        client
+            .pull(&reference, "get_job_status", &Store::new(&dir.path().join("plugins")), &policy, false)
+            .await
+    })
+    .unwrap();
+    write_key(dir.path(), "ci", &key);
+    let document = dir.path().join("workspace.json");
+    std::fs::write(&document, harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON).unwrap();
+    succeed(
+        harmonia(&["workspace", "import"]).arg(&document).arg("--db").arg(dir.path().join("harmonia.db")),
+    );
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        "[plugins]\nbuiltin = false\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\n\
+         keys = [\"ci.pub\"]\n[workspace]\npath = \"harmonia.db\"\n[trace]\nkey_file = \"trace-key\"\n",
+    )
+    .unwrap();
+    // Only the job-status skill: the other skills name tools not loaded here.
+    let skills = dir.path().join("skills/job-status");
+    std::fs::create_dir_all(&skills).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for file in std::fs::read_dir(root.join("skills/job-status")).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), skills.join(file.file_name())).unwrap();
+    }
+    let mut child = harmonia(&["session", "--workspace", "ws_demo", "--config"])
+        .arg(&config)
+        .arg("--skills")
+        .arg(dir.path().join("skills"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let stdin = child.stdin.as_mut().unwrap();
+        for request in [
+            r#"{"op": "activate", "skill": "job-status"}"#,
+            r#"{"op": "call", "tool": "get_job_status", "args": {"job_id": "job-42"}}"#,
+            r#"{"op": "trace"}"#,
+        ] {
+            writeln!(stdin, "{request}").unwrap();
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines[1]["status"], "success", "{}", lines[1]);
+    let trace = lines[2]["trace"].clone();
+    let call = &trace["entries"][1];
+    assert_eq!(call["kind"], "tool_call");
+    assert_eq!(call["componentDigest"], entry.layer_digest.as_str());
+    assert_eq!(call["manifestDigest"], entry.manifest_digest.as_str());
+    assert_eq!(call["signer"], fingerprint.as_str());
+
+    let trace_file = dir.path().join("trace.json");
+    std::fs::write(&trace_file, trace.to_string()).unwrap();
+    let answer =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/catalogue/grounded-job-status/answer.json");
+    let validate = |extra: &[&str]| {
+        let output = harmonia(&["validate", "--json", "--config"])
+            .arg(&config)
+            .arg("--skills")
+            .arg(dir.path().join("skills"))
+            .arg("--trace")
+            .arg(&trace_file)
+            .arg("--answer")
+            .arg(&answer)
+            .args(extra)
+            .output()
+            .unwrap();
+        let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        (verdict, output.status.code().unwrap(), text(&output))
+    };
+    let (verdict, code, shown) = validate(&["--submission", "--require-signer", &fingerprint]);
+    assert_eq!((verdict["accepted"].as_bool(), code), (Some(true), 0), "{shown}");
+    let other = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let (verdict, code, shown) =
+        validate(&["--submission", "--require-signer", other.public().fingerprint()]);
+    assert_eq!(code, 1, "{shown}");
+    assert_eq!(verdict["rule"], "component_signer", "{shown}");
+    assert!(verdict["reason"].as_str().unwrap().contains("entry 2 (tool `get_job_status`)"), "{shown}");
+    let (_, code, shown) = validate(&["--require-signer", &fingerprint]);
+    assert_eq!(code, 2, "{shown}");
+    assert!(shown.contains("needs --submission"), "{shown}");
+
+    // The signer is sealed: changing it breaks the seal.
+    let mut forged = trace.clone();
+    forged["entries"][1]["signer"] = serde_json::json!(other.public().fingerprint());
+    std::fs::write(&trace_file, forged.to_string()).unwrap();
+    let (verdict, code, shown) =
+        validate(&["--submission", "--require-signer", other.public().fingerprint()]);
+    assert_eq!(code, 1, "{shown}");
+    assert_eq!(verdict["rule"], "trace_unverified", "{shown}");
+}

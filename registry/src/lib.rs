@@ -1,0 +1,156 @@
+//! Plugins from OCI registries, pinned by digest and verified by signature.
+//!
+//! - [`reference`]: `oci://host[:port]/repo:tag` and `…@sha256:…`.
+//! - [`manifest`]: the OCI manifest of a component (the CNCF Wasm artifact
+//!   layout) and the bounds on what is read.
+//! - [`store`]: `plugins.lock` and the content-addressed store beside it;
+//!   [`store::Store::verify`] is the offline check the host runs on every
+//!   load, before anything is compiled.
+//! - [`keys`], [`cosign`]: ECDSA P-256 and Ed25519 keys and the cosign
+//!   signature format (a simple-signing payload in a `sha256-<hex>.sig`
+//!   manifest), so cosign verifies what `harmonia plugin sign` signs and
+//!   the host verifies what `cosign sign --key` signs.
+//! - [`trust`]: `[plugins.trust]`, which keys may sign which plugin.
+//! - `oci` (feature `oci`): push, pull and sign against a registry, through
+//!   the `oci-client` crate, with credentials from the Docker config file,
+//!   a deadline on every registry wait and bounded downloads.
+
+pub mod cosign;
+pub mod digest;
+pub mod keys;
+pub mod manifest;
+#[cfg(feature = "oci")]
+pub mod oci;
+pub mod reference;
+pub mod store;
+pub mod trust;
+
+pub use digest::Digest;
+pub use reference::OciReference;
+pub use store::{LockEntry, LockFile, Store, VerifiedComponent};
+pub use trust::{TrustConfig, TrustPolicy};
+
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong, each naming what it is about. No variant
+/// ever holds a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// Not a `sha256:<64 hex>` digest.
+    #[error("`{0}` is not a sha256 digest (sha256: and 64 lowercase hex digits)")]
+    BadDigest(String),
+    /// Not a plugin reference.
+    #[error("`{reference}` is not a plugin reference: {reason}")]
+    BadReference {
+        /// The text.
+        reference: String,
+        /// Why.
+        reason: String,
+    },
+    /// A key file is missing or malformed.
+    #[error("key {path}: {message}")]
+    Key {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The lock file (or a stored signature file) is malformed.
+    #[error("{path}: {message}")]
+    BadLock {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// More bytes than allowed.
+    #[error("{what} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// What.
+        what: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// A stored blob's bytes are not those of its digest.
+    #[error("{path} was changed after it was pulled: its sha256 is {actual}, not {expected}")]
+    Tampered {
+        /// The file.
+        path: PathBuf,
+        /// Its name's digest.
+        expected: Digest,
+        /// Its bytes' digest.
+        actual: Digest,
+    },
+    /// Not a plugin manifest.
+    #[error("invalid manifest: {0}")]
+    BadManifest(String),
+    /// Bytes or a layer that do not match the digest they were named by.
+    #[error("{what} does not match its digest: expected {expected}, got {actual}")]
+    LayerMismatch {
+        /// What.
+        what: String,
+        /// The digest it was named by.
+        expected: Digest,
+        /// What it is.
+        actual: Digest,
+    },
+    /// The trust policy refused the component.
+    #[error("plugin `{name}` ({digest}) refused: {reason}")]
+    Refused {
+        /// The plugin.
+        name: String,
+        /// Its manifest digest.
+        digest: Digest,
+        /// Why.
+        reason: cosign::Refusal,
+    },
+    /// A locked tag now names another manifest.
+    #[error(
+        "`{reference}` is locked at {locked}, but the registry now resolves it to {now}: the tag moved; \
+         pull with --update to accept the new digest"
+    )]
+    TagMoved {
+        /// The reference.
+        reference: String,
+        /// The locked digest.
+        locked: Digest,
+        /// The registry's answer now.
+        now: Digest,
+    },
+    /// The registry did not answer in time.
+    #[error("the registry did not answer within {seconds} s while {what}")]
+    Deadline {
+        /// What was awaited.
+        what: String,
+        /// The deadline.
+        seconds: u64,
+    },
+    /// The registry answered with an error, or could not be reached.
+    #[error("registry error while {what}: {message}")]
+    Registry {
+        /// What was being done.
+        what: String,
+        /// The client's message (never a credential).
+        message: String,
+    },
+    /// The reference names nothing in the registry.
+    #[error("{0} was not found in the registry")]
+    NotFound(String),
+    /// The plugin is not locked.
+    #[error("no plugin named `{0}` in the lock file")]
+    NotLocked(String),
+}
+
+impl RegistryError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io { path: path.to_owned(), source }
+    }
+}

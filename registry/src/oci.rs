@@ -1,0 +1,504 @@
+//! Push, pull and sign against an OCI registry, through `oci-client`.
+//!
+//! - Credentials come from the Docker config file (`$DOCKER_CONFIG` or
+//!   `~/.docker/config.json`, credential helpers included) for the
+//!   reference's registry; they are handed to the client and never
+//!   formatted into a message or a log record.
+//! - Every registry wait has a deadline ([`Options::deadline`]); a stalled
+//!   registry ends the command with [`RegistryError::Deadline`].
+//! - A manifest is refused past [`MAX_MANIFEST_BYTES`], a component past
+//!   [`Options::max_component_bytes`] as its manifest declares it and as
+//!   it arrives (a download is cut at the declared size), a signature
+//!   payload past [`cosign::MAX_PAYLOAD_BYTES`].
+//! - Every byte is checked against the digest it was asked for, here and
+//!   not only by the client; layers with external `urls` are refused.
+//! - Plain HTTP is used only for a loopback registry; every other host is
+//!   reached over HTTPS.
+
+use crate::RegistryError;
+use crate::cosign::{self, StoredSignature};
+use crate::digest::Digest;
+use crate::keys::PrivateKey;
+use crate::manifest::{self, Descriptor, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST_MEDIA_TYPE};
+use crate::reference::OciReference;
+use crate::store::{LockEntry, LockFile, Store, check_signatures};
+use crate::trust::TrustPolicy;
+use base64::Engine as _;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Reference, RegistryOperation};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Most signatures read for one digest.
+const MAX_SIGNATURES: usize = 32;
+
+/// Bounds on a registry conversation.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Deadline of each registry wait (a request, a download).
+    pub deadline: Duration,
+    /// Largest component accepted.
+    pub max_component_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { deadline: Duration::from_secs(30), max_component_bytes: crate::store::MAX_COMPONENT_BYTES }
+    }
+}
+
+/// A client for one registry.
+pub struct Client {
+    client: oci_client::Client,
+    auth: RegistryAuth,
+    options: Options,
+}
+
+/// The Docker config's credentials for `registry`, anonymous when there
+/// are none (a config that cannot be read is treated as none: the error
+/// could quote it).
+fn credentials(registry: &str) -> RegistryAuth {
+    match docker_credential::get_credential(registry) {
+        Ok(docker_credential::DockerCredential::UsernamePassword(user, password)) => {
+            RegistryAuth::Basic(user, password)
+        }
+        Ok(docker_credential::DockerCredential::IdentityToken(token)) => RegistryAuth::Bearer(token),
+        Err(_) => RegistryAuth::Anonymous,
+    }
+}
+
+/// The message of `error` and its sources, one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
+fn not_found(error: &OciDistributionError) -> bool {
+    match error {
+        OciDistributionError::ImageManifestNotFoundError(_) => true,
+        OciDistributionError::ServerError { code, .. } => *code == 404,
+        OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|error| {
+            matches!(
+                error.code,
+                OciErrorCode::ManifestUnknown
+                    | OciErrorCode::NameUnknown
+                    | OciErrorCode::NotFound
+                    | OciErrorCode::BlobUnknown
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// Collects a download, refusing a byte past `limit`.
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: u64,
+    exceeded: bool,
+}
+
+impl tokio::io::AsyncWrite for Bounded {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if (self.bytes.len() + data.len()) as u64 > self.limit {
+            self.exceeded = true;
+            return Poll::Ready(Err(std::io::Error::other("more bytes than declared")));
+        }
+        self.bytes.extend_from_slice(data);
+        Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Client {
+    /// A client for `reference`'s registry.
+    pub fn new(reference: &OciReference, options: Options) -> Result<Self, RegistryError> {
+        // reqwest is built without a default TLS provider in this workspace.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let protocol = if reference.is_loopback() {
+            ClientProtocol::HttpsExcept(vec![reference.registry.clone()])
+        } else {
+            ClientProtocol::Https
+        };
+        let config = ClientConfig {
+            protocol,
+            platform_resolver: None,
+            read_timeout: Some(options.deadline),
+            connect_timeout: Some(options.deadline.min(Duration::from_secs(10))),
+            user_agent: concat!("harmonia/", env!("CARGO_PKG_VERSION")),
+            ..ClientConfig::default()
+        };
+        let client = oci_client::Client::try_from(config).map_err(|error| RegistryError::Registry {
+            what: "starting the registry client".into(),
+            message: chain(&error),
+        })?;
+        Ok(Self { client, auth: credentials(&reference.registry), options })
+    }
+
+    async fn within<T>(
+        &self,
+        what: impl Fn() -> String,
+        work: impl Future<Output = Result<T, OciDistributionError>>,
+    ) -> Result<T, RegistryError> {
+        match tokio::time::timeout(self.options.deadline, work).await {
+            Err(_) => Err(RegistryError::Deadline { what: what(), seconds: self.options.deadline.as_secs() }),
+            Ok(Err(error)) if not_found(&error) => Err(RegistryError::NotFound(what())),
+            Ok(Err(error)) => Err(RegistryError::Registry { what: what(), message: chain(&error) }),
+            Ok(Ok(value)) => Ok(value),
+        }
+    }
+
+    fn oci_reference(reference: &OciReference) -> Reference {
+        match (&reference.digest, &reference.tag) {
+            (Some(digest), _) => Reference::with_digest(
+                reference.registry.clone(),
+                reference.repository.clone(),
+                digest.to_string(),
+            ),
+            (None, tag) => Reference::with_tag(
+                reference.registry.clone(),
+                reference.repository.clone(),
+                tag.clone().unwrap_or_default(),
+            ),
+        }
+    }
+
+    async fn authenticate(
+        &self,
+        reference: &Reference,
+        operation: RegistryOperation,
+    ) -> Result<(), RegistryError> {
+        self.within(|| format!("authenticating to {}", reference.registry()), async {
+            self.client.auth(reference, &self.auth, operation).await.map(|_| ())
+        })
+        .await
+    }
+
+    /// Push `component` as `reference` (which names a tag): its config and
+    /// layer blobs, then its manifest. Returns the manifest digest.
+    pub async fn push(&self, reference: &OciReference, component: &[u8]) -> Result<Digest, RegistryError> {
+        if reference.tag.is_none() || reference.digest.is_some() {
+            return Err(RegistryError::BadReference {
+                reference: reference.to_string(),
+                reason: "push to a tag (oci://host/repo:tag); the digest is the registry's answer".into(),
+            });
+        }
+        let target = Self::oci_reference(reference);
+        self.authenticate(&target, RegistryOperation::Push).await?;
+        let config = manifest::wasm_config(component);
+        let manifest = Manifest::for_component(&config, component);
+        self.push_manifest(&target, &manifest, &[&config, component]).await
+    }
+
+    async fn push_manifest(
+        &self,
+        target: &Reference,
+        manifest: &Manifest,
+        blobs: &[&[u8]],
+    ) -> Result<Digest, RegistryError> {
+        for blob in blobs {
+            let digest = Digest::of(blob);
+            self.within(
+                || format!("pushing blob {digest}"),
+                self.client.push_blob(target, blob.to_vec(), digest.as_str()),
+            )
+            .await?;
+        }
+        let bytes = manifest.to_bytes();
+        let content_type = http_header(OCI_MANIFEST_MEDIA_TYPE);
+        self.within(
+            || format!("pushing the manifest of {target}"),
+            self.client.push_manifest_raw(target, bytes.clone(), content_type),
+        )
+        .await?;
+        Ok(Digest::of(&bytes))
+    }
+
+    /// The manifest `reference` names now, bounded and checked: its digest
+    /// (the tag resolved once) and bytes.
+    pub async fn resolve(&self, reference: &OciReference) -> Result<(Digest, Vec<u8>), RegistryError> {
+        let target = Self::oci_reference(reference);
+        let (bytes, answered) = self
+            .within(|| format!("fetching the manifest of {reference}"), async {
+                self.client.pull_manifest_raw(&target, &self.auth, &[OCI_MANIFEST_MEDIA_TYPE]).await
+            })
+            .await?;
+        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(RegistryError::TooLarge {
+                what: format!("the manifest of {reference}"),
+                limit: MAX_MANIFEST_BYTES,
+            });
+        }
+        let digest = Digest::of(&bytes);
+        let claimed = reference.digest.clone().map_or_else(|| Digest::parse(&answered), Ok)?;
+        if claimed != digest {
+            return Err(RegistryError::LayerMismatch {
+                what: format!("the manifest of {reference}"),
+                expected: claimed,
+                actual: digest,
+            });
+        }
+        Ok((digest, bytes.to_vec()))
+    }
+
+    /// Download blob `digest` of `reference`'s repository, refusing it when
+    /// its declared `size` passes `limit` or more bytes than declared
+    /// arrive, and checking the bytes against `digest`.
+    async fn blob(
+        &self,
+        reference: &OciReference,
+        digest: &Digest,
+        size: u64,
+        limit: u64,
+    ) -> Result<Vec<u8>, RegistryError> {
+        let what = || format!("blob {digest} of {reference}");
+        if size > limit {
+            return Err(RegistryError::TooLarge {
+                what: format!("{} ({size} bytes declared)", what()),
+                limit,
+            });
+        }
+        let target = Self::oci_reference(&reference.at_digest(digest));
+        let descriptor = oci_client::manifest::OciDescriptor {
+            digest: digest.to_string(),
+            size: size as i64,
+            ..Default::default()
+        };
+        let mut sink = Bounded { bytes: Vec::new(), limit: size, exceeded: false };
+        let pulled = self
+            .within(
+                || format!("downloading {}", what()),
+                self.client.pull_blob(&target, &descriptor, &mut sink),
+            )
+            .await;
+        if sink.exceeded {
+            return Err(RegistryError::TooLarge {
+                what: format!("{} (more bytes than its declared {size})", what()),
+                limit: size,
+            });
+        }
+        let actual = Digest::of(&sink.bytes);
+        match pulled {
+            Err(RegistryError::Registry { .. }) if &actual != digest => {
+                return Err(RegistryError::LayerMismatch { what: what(), expected: digest.clone(), actual });
+            }
+            other => other?,
+        }
+        if &actual != digest {
+            return Err(RegistryError::LayerMismatch { what: what(), expected: digest.clone(), actual });
+        }
+        Ok(sink.bytes)
+    }
+
+    /// The cosign signatures attached to manifest `digest` (none when
+    /// there is no signature manifest).
+    pub async fn signatures(
+        &self,
+        reference: &OciReference,
+        digest: &Digest,
+    ) -> Result<Vec<StoredSignature>, RegistryError> {
+        let signature_reference =
+            OciReference { tag: Some(cosign::signature_tag(digest)), digest: None, ..reference.clone() };
+        let (_, bytes) = match self.resolve(&signature_reference).await {
+            Ok(found) => found,
+            Err(RegistryError::NotFound(_)) => return Ok(Vec::new()),
+            Err(error) => return Err(error),
+        };
+        let manifest = Manifest::parse(&bytes)?;
+        let mut signatures = Vec::new();
+        for layer in manifest
+            .layers
+            .iter()
+            .filter(|layer| layer.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
+            .take(MAX_SIGNATURES)
+        {
+            let Some(signature) =
+                layer.annotations.as_ref().and_then(|notes| notes.get(cosign::SIGNATURE_ANNOTATION))
+            else {
+                continue;
+            };
+            let payload_digest = Digest::parse(&layer.digest)?;
+            let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
+            let payload = self.blob(reference, &payload_digest, size, cosign::MAX_PAYLOAD_BYTES).await?;
+            signatures.push(StoredSignature::new(&payload, signature));
+        }
+        Ok(signatures)
+    }
+
+    /// Sign the manifest `reference` resolves to with `key`, as `cosign
+    /// sign --key` does: a simple-signing payload layer added to the
+    /// `sha256-<hex>.sig` manifest. Returns the signed digest.
+    pub async fn sign(&self, reference: &OciReference, key: &PrivateKey) -> Result<Digest, RegistryError> {
+        let (digest, _) = self.resolve(reference).await?;
+        let payload = cosign::payload(&reference.repository_path(), &digest);
+        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&payload));
+        self.attach(reference, &digest, &payload, &signature).await?;
+        Ok(digest)
+    }
+
+    /// Attach a signature made elsewhere (`payload` and the base64
+    /// `signature`) to manifest `digest`, as `cosign attach signature`
+    /// does. Nothing is checked here: verification is the reader's.
+    pub async fn attach(
+        &self,
+        reference: &OciReference,
+        digest: &Digest,
+        payload: &[u8],
+        signature: &str,
+    ) -> Result<(), RegistryError> {
+        let signature = signature.to_owned();
+        let signature_reference =
+            OciReference { tag: Some(cosign::signature_tag(digest)), digest: None, ..reference.clone() };
+        let mut layers = match self.resolve(&signature_reference).await {
+            Ok((_, bytes)) => Manifest::parse(&bytes)?.layers,
+            Err(RegistryError::NotFound(_)) => Vec::new(),
+            Err(error) => return Err(error),
+        };
+        let mut layer = Descriptor::of(cosign::SIMPLE_SIGNING_MEDIA_TYPE, payload);
+        layer.annotations =
+            Some([(cosign::SIGNATURE_ANNOTATION.to_owned(), signature)].into_iter().collect());
+        if layers.contains(&layer) {
+            return Ok(());
+        }
+        layers.push(layer);
+        let diff_ids: Vec<&str> = layers.iter().map(|layer| layer.digest.as_str()).collect();
+        let config = serde_json::to_vec(&serde_json::json!({
+            "architecture": "", "config": {}, "created": "0001-01-01T00:00:00Z",
+            "history": [{"created": "0001-01-01T00:00:00Z"}], "os": "",
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        }))
+        .unwrap_or_default();
+        let manifest = Manifest {
+            schema_version: 2,
+            media_type: Some(OCI_MANIFEST_MEDIA_TYPE.into()),
+            artifact_type: None,
+            config: Descriptor::of(manifest::OCI_CONFIG_MEDIA_TYPE, &config),
+            layers,
+        };
+        let target = Self::oci_reference(&signature_reference);
+        self.authenticate(&target, RegistryOperation::Push).await?;
+        self.push_manifest(&target, &manifest, &[&config, payload]).await?;
+        Ok(())
+    }
+
+    /// Pull `reference` into `store` as plugin `name` and lock it.
+    ///
+    /// A tag is resolved once; when the lock already holds this reference
+    /// at another digest the pull is refused ([`RegistryError::TagMoved`])
+    /// unless `update`. Signatures are checked against `policy` before the
+    /// component is downloaded. A digest reference already in the store is
+    /// verified there, without the network.
+    pub async fn pull(
+        &self,
+        reference: &OciReference,
+        name: &str,
+        store: &Store,
+        policy: &TrustPolicy,
+        update: bool,
+    ) -> Result<LockEntry, RegistryError> {
+        check_name(name)?;
+        let lock_path = store.lock_path();
+        let mut lock = LockFile::read(&lock_path)?;
+        if let Some(digest) = &reference.digest
+            && let Some(entry) = cached_entry(store, reference, digest, name)
+            && let Ok(verified) = store.verify(&entry, policy, self.options.max_component_bytes)
+        {
+            lock.upsert(verified.entry.clone());
+            lock.write(&lock_path)?;
+            return Ok(verified.entry);
+        }
+        let (digest, manifest_bytes) = self.resolve(reference).await?;
+        if let Some(old) = lock.get(name)
+            && old.reference == reference.to_string()
+            && old.manifest_digest != digest
+            && !update
+        {
+            return Err(RegistryError::TagMoved {
+                reference: reference.to_string(),
+                locked: old.manifest_digest.clone(),
+                now: digest,
+            });
+        }
+        let (layer, size) = Manifest::parse(&manifest_bytes)?.component_layer()?;
+        if size > self.options.max_component_bytes {
+            return Err(RegistryError::TooLarge {
+                what: format!("component {layer} of {reference} ({size} bytes declared)"),
+                limit: self.options.max_component_bytes,
+            });
+        }
+        let signatures = self.signatures(reference, &digest).await?;
+        let signer = check_signatures(name, &reference.repository_path(), &signatures, &digest, policy)?;
+        let component = self.blob(reference, &layer, size, self.options.max_component_bytes).await?;
+        store.write(&manifest_bytes)?;
+        store.write(&component)?;
+        store.write_signatures(&digest, &signatures)?;
+        let entry = LockEntry {
+            name: name.to_owned(),
+            reference: reference.to_string(),
+            manifest_digest: digest,
+            layer_digest: layer,
+            signer,
+        };
+        lock.upsert(entry.clone());
+        lock.write(&lock_path)?;
+        Ok(entry)
+    }
+}
+
+/// The lock entry a digest reference would have when its manifest is
+/// already stored.
+fn cached_entry(store: &Store, reference: &OciReference, digest: &Digest, name: &str) -> Option<LockEntry> {
+    let bytes = store.read(digest, MAX_MANIFEST_BYTES).ok()?;
+    let (layer, _) = Manifest::parse(&bytes).ok()?.component_layer().ok()?;
+    store.has(&layer).then(|| LockEntry {
+        name: name.to_owned(),
+        reference: reference.to_string(),
+        manifest_digest: digest.clone(),
+        layer_digest: layer,
+        signer: None,
+    })
+}
+
+/// A plugin name: lowercase letters, digits, `_` and `-`.
+pub fn check_name(name: &str) -> Result<(), RegistryError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"_-".contains(&byte));
+    if ok {
+        Ok(())
+    } else {
+        Err(RegistryError::BadReference {
+            reference: name.to_owned(),
+            reason: "a plugin name is 1 to 64 lowercase letters, digits, `_` or `-`".into(),
+        })
+    }
+}
+
+fn http_header(value: &'static str) -> http::HeaderValue {
+    http::HeaderValue::from_static(value)
+}

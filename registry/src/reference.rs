@@ -1,0 +1,157 @@
+//! `oci://host[:port]/repository(:tag|@sha256:hex)`.
+
+use crate::RegistryError;
+use crate::digest::Digest;
+use std::fmt;
+
+/// A parsed plugin reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OciReference {
+    /// `host[:port]`.
+    pub registry: String,
+    /// The repository path, lowercase, `/`-separated.
+    pub repository: String,
+    /// The tag, when given.
+    pub tag: Option<String>,
+    /// The manifest digest, when given.
+    pub digest: Option<Digest>,
+}
+
+fn bad(text: &str, why: &str) -> RegistryError {
+    RegistryError::BadReference { reference: text.to_owned(), reason: why.to_owned() }
+}
+
+impl OciReference {
+    /// Parse `oci://host[:port]/repo[:tag][@sha256:…]`. A reference with
+    /// neither tag nor digest is refused rather than read as `latest`.
+    pub fn parse(text: &str) -> Result<Self, RegistryError> {
+        let rest = text.strip_prefix("oci://").ok_or_else(|| bad(text, "it must start with oci://"))?;
+        let (rest, digest) = match rest.split_once('@') {
+            Some((rest, digest)) => (rest, Some(Digest::parse(digest)?)),
+            None => (rest, None),
+        };
+        let (registry, path) =
+            rest.split_once('/').ok_or_else(|| bad(text, "no repository after the host"))?;
+        let host_ok = !registry.is_empty()
+            && registry.bytes().all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(&byte));
+        if !host_ok {
+            return Err(bad(text, "the host is not host[:port]"));
+        }
+        // A tag follows the last `:` after the last `/`.
+        let last_slash = path.rfind('/').map_or(0, |at| at + 1);
+        let (repository, tag) = match path[last_slash..].rfind(':') {
+            Some(at) => (&path[..last_slash + at], Some(&path[last_slash + at + 1..])),
+            None => (path, None),
+        };
+        let component_ok = |part: &str| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"._-".contains(&byte))
+        };
+        if !repository.split('/').all(component_ok) {
+            return Err(bad(text, "the repository must be lowercase letters, digits, `.`, `_`, `-` and `/`"));
+        }
+        if let Some(tag) = tag {
+            let tag_ok = !tag.is_empty()
+                && tag.len() <= 128
+                && tag.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"._-".contains(&byte));
+            if !tag_ok {
+                return Err(bad(text, "the tag must be 1 to 128 letters, digits, `.`, `_` or `-`"));
+            }
+        }
+        if tag.is_none() && digest.is_none() {
+            return Err(bad(text, "name a tag (:v1) or a digest (@sha256:…)"));
+        }
+        Ok(Self {
+            registry: registry.to_owned(),
+            repository: repository.to_owned(),
+            tag: tag.map(str::to_owned),
+            digest,
+        })
+    }
+
+    /// `host[:port]/repository`, as a trust policy and a cosign payload
+    /// name it.
+    pub fn repository_path(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
+    }
+
+    /// The last path segment: the default plugin name.
+    pub fn short_name(&self) -> &str {
+        self.repository.rsplit('/').next().unwrap_or(&self.repository)
+    }
+
+    /// The same repository at `digest`.
+    pub fn at_digest(&self, digest: &Digest) -> Self {
+        Self { tag: None, digest: Some(digest.clone()), ..self.clone() }
+    }
+
+    /// True when the host is loopback (plain HTTP is allowed only there).
+    pub fn is_loopback(&self) -> bool {
+        let host = match self.registry.rsplit_once(':') {
+            Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) && !host.ends_with(':') => {
+                host
+            }
+            _ => self.registry.as_str(),
+        };
+        matches!(host, "localhost" | "[::1]") || host.starts_with("127.")
+    }
+}
+
+impl fmt::Display for OciReference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "oci://{}/{}", self.registry, self.repository)?;
+        if let Some(tag) = &self.tag {
+            write!(f, ":{tag}")?;
+        }
+        if let Some(digest) = &self.digest {
+            write!(f, "@{digest}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_parse_and_print_back() {
+        let digest = Digest::of(b"m");
+        for text in [
+            "oci://127.0.0.1:5000/tools/get_job_status:v1".to_owned(),
+            format!("oci://registry.example/a/b@{digest}"),
+            format!("oci://localhost:5000/t:v1@{digest}"),
+        ] {
+            let parsed = OciReference::parse(&text).unwrap();
+            assert_eq!(parsed.to_string(), text);
+        }
+        let parsed = OciReference::parse("oci://127.0.0.1:5000/tools/get_job_status:v1").unwrap();
+        assert_eq!(parsed.repository_path(), "127.0.0.1:5000/tools/get_job_status");
+        assert_eq!(parsed.short_name(), "get_job_status");
+        assert!(parsed.is_loopback());
+        assert!(!OciReference::parse("oci://ghcr.io/a/b:v1").unwrap().is_loopback());
+    }
+
+    #[test]
+    fn bad_references_say_why() {
+        for text in [
+            "127.0.0.1:5000/t:v1",
+            "oci://127.0.0.1:5000/t",
+            "oci://127.0.0.1:5000",
+            "oci://h/Upper:v1",
+            "oci://h/t:bad tag",
+            "oci://h/t@sha256:00",
+            "oci://user:pw@h/t:v1",
+        ] {
+            assert!(
+                matches!(
+                    OciReference::parse(text),
+                    Err(RegistryError::BadReference { .. } | RegistryError::BadDigest(_))
+                ),
+                "{text}"
+            );
+        }
+    }
+}
