@@ -146,7 +146,8 @@ impl Client {
         let config = ClientConfig {
             protocol,
             platform_resolver: None,
-            read_timeout: Some(options.deadline),
+            // A backstop only: the deadline around every wait ends it first.
+            read_timeout: Some(options.deadline + Duration::from_secs(2)),
             connect_timeout: Some(options.deadline.min(Duration::from_secs(10))),
             user_agent: concat!("harmonia/", env!("CARGO_PKG_VERSION")),
             ..ClientConfig::default()
