@@ -346,15 +346,18 @@ pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallR
 /// does, never touches the runtime's timer wheel.
 async fn before<F: std::future::Future>(deadline: Instant, future: F) -> Option<F::Output> {
     let mut future = std::pin::pin!(future);
-    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    let mut timer = std::pin::pin!(None::<tokio::time::Sleep>);
     std::future::poll_fn(|context| {
         if let std::task::Poll::Ready(output) = future.as_mut().poll(context) {
             return std::task::Poll::Ready(Some(output));
         }
-        let timer = timer.get_or_insert_with(|| {
-            Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
-        });
-        timer.as_mut().poll(context).map(|()| None)
+        if timer.is_none() {
+            timer.set(Some(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline))));
+        }
+        match timer.as_mut().as_pin_mut() {
+            Some(timer) => timer.poll(context).map(|()| None),
+            None => std::task::Poll::Pending,
+        }
     })
     .await
 }
