@@ -2,13 +2,14 @@
 //!
 //! Parts:
 //! - [`url`]: origins and routing for the public web.
-//! - [`public_address`]: the resolver that keeps allow-listed names off
+//! - `public_address`: the resolver that keeps allow-listed names off
 //!   loopback and private addresses.
 //! - [`public_web`]: GET-only HTTP to allow-listed origins, bounded in size
 //!   and by the call's deadline, or served from fixtures in mock mode.
 //! - [`workspace`]: typed reads of the caller's workspace from one source
 //!   (SQLite, the internal HTTP API, or fixtures).
-//! - [`http_client`]: the bounded HTTP client both use.
+//! - `http_client`: the bounded HTTP client both use (private: the
+//!   plumbing behind the two capabilities, not the embedder's API).
 //!
 //! Each capability is one folder: its source trait and sources, its config
 //! (re-exported from [`crate::config`], whose tables it is), its fixture
@@ -21,8 +22,8 @@
 //! the host starts, bound to a call (workspace id, deadline) when the call
 //! starts, and each use recorded as a receipt.
 
-pub mod http_client;
-pub mod public_address;
+pub(crate) mod http_client;
+pub(crate) mod public_address;
 pub mod public_web;
 pub use harmonia_contract::url;
 pub mod workspace;

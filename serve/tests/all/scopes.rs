@@ -60,9 +60,14 @@ fn bounded_server(
 /// A JWT for [`RESOURCE`] allowing `tools`, granting `scope` (the
 /// claim left out when `None`).
 fn jwt(tools: &[&str], scope: Option<Value>) -> String {
+    jwt_for("ws_demo", tools, scope)
+}
+
+/// [`jwt`] naming `workspace`.
+fn jwt_for(workspace: &str, tools: &[&str], scope: Option<Value>) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let mut claims = json!({"iss": ISSUER, "aud": RESOURCE, "sub": "agent-7", "nbf": now - 10,
-        "exp": now + 600, "harmonia_workspace": "ws_demo", "harmonia_tools": tools});
+        "exp": now + 600, "harmonia_workspace": workspace, "harmonia_tools": tools});
     if let Some(scope) = scope {
         claims["scope"] = scope;
     }
@@ -271,4 +276,36 @@ fn a_token_lacking_the_skills_scope_gets_403_before_the_session_bound_is_counted
     assert_eq!(challenge.as_deref(), Some(refused_for("harmonia:skills:job-status").as_str()));
     let (status, _, _) = post(&server, "/mcp/skills/job-status", &skilled, &initialize());
     assert_eq!(status, 503, "the bound is full for a token that may open one");
+}
+
+/// The same JWT subject presenting a token for another workspace cannot
+/// carry a stateless guarded session (and its trace) over: a JWT's
+/// identity names its workspace, and the handle is bound to both.
+#[test]
+fn a_handle_moved_to_another_workspace_of_the_same_subject_licenses_nothing() {
+    let upstream = Loopback::start();
+    let dir = TempDir::new("serve-scopes-workspace");
+    let server = server(&upstream, &dir, |_| {});
+    let path = "/mcp/skills/job-status";
+    let scope = Some(json!("harmonia:skills:job-status"));
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "get_job_status"),
+    ];
+    let call = |token: &str, handle: Option<&str>| {
+        let mut body = crate::support::stateless_call("get_job_status", json!({"job_id": "job-7"}));
+        if let Some(handle) = handle {
+            body["params"]["_meta"]["dev.harmonia/session"] = json!(handle);
+        }
+        server.post(path, token, &headers, &body).json()
+    };
+    let first = call(&jwt_for("ws_demo", &["get_job_status"], scope.clone()), None);
+    assert_eq!(first["result"]["structuredContent"]["status"], "success", "{first}");
+    let handle = first["result"]["_meta"]["dev.harmonia/session"].as_str().unwrap().to_owned();
+    let elsewhere = call(&jwt_for("ws_other", &["get_job_status"], scope.clone()), Some(&handle));
+    assert_eq!(elsewhere["error"]["data"]["reason"], "invalid_handle", "{elsewhere}");
+    // The same workspace goes on with it.
+    let again = call(&jwt_for("ws_demo", &["get_job_status"], scope), Some(&handle));
+    assert_eq!(again["result"]["structuredContent"]["error"]["code"], "call_refused", "{again}");
 }

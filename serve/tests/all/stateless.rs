@@ -175,6 +175,28 @@ fn a_replayed_moved_truncated_or_edited_handle_licenses_nothing() {
     assert_eq!(trace(&server, &token, &current)["entries"][1]["args"]["job_id"], "job-7");
 }
 
+/// A handle is bound to the workspace its credential names as well as
+/// the credential: a static token the operator moves to another workspace
+/// (its id unchanged) carries none of its earlier sessions over.
+#[test]
+fn a_handle_of_a_token_moved_to_another_workspace_licenses_nothing() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(first.envelope()["status"], "success", "{}", first.message);
+    server.move_token(&token, "ws_other");
+    let moved = call(&server, &token, Some(&first.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(moved.refusal(), Some("invalid_handle"), "{}", moved.message);
+    let read = request("resources/read", json!({"uri": "harmonia://session/trace"}), Some(&first.handle()));
+    let answer = server.post(SKILL, &token, &READ_HEADERS, &read);
+    assert_eq!(answer.json()["error"]["data"]["reason"], "invalid_handle", "{}", answer.body);
+    // Moved back, the session goes on where it was.
+    server.move_token(&token, "ws_demo");
+    let again = call(&server, &token, Some(&first.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert!(again.refused_by_guard(), "{}", again.message);
+}
+
 #[test]
 fn two_calls_racing_on_one_step_record_at_most_one() {
     let upstream = Loopback::start();

@@ -112,6 +112,16 @@ impl Server {
         token
     }
 
+    /// Point the stored token `token` (its id unchanged) at `workspace`; the
+    /// running server sees it at once.
+    pub fn move_token(&self, token: &str, workspace: &str) {
+        let mut file = TokenFile::load(&self.tokens_path).unwrap();
+        let hash = harmonia_host::capability::sha256_hex(token.as_bytes());
+        let stored = file.tokens.iter_mut().find(|stored| stored.sha256 == hash).unwrap();
+        stored.workspace = workspace.to_owned();
+        file.save(&self.tokens_path).unwrap();
+    }
+
     /// Stop the server (as on SIGTERM) without waiting for the drain.
     pub fn signal_stop(&mut self) {
         if let Some(stop) = self.stop.take() {

@@ -9,7 +9,7 @@
 //!   test server) without the guest knowing; the allow-list is checked on
 //!   the guest's URL, before routing.
 //! - The body is capped; a larger body is `too-large`, not truncated.
-//! - Requests go through one bounded client ([`super::http_client`]).
+//! - Requests go through one bounded client (`capability::http_client`).
 //! - The wait is bounded by the call's remaining deadline; passing it is
 //!   `timed-out` and ends the call as `tool_timeout`.
 //! - In mock mode, requests to allowed origins are answered from fixtures
