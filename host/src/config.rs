@@ -265,6 +265,13 @@ impl Default for CacheConfig {
 /// Keys of `[limits]` that `limits.max_calls` replaced.
 const RETIRED_LIMITS: [&str; 2] = ["max_concurrent_calls", "max_async_calls"];
 
+/// The retired `[limits]` key `text` sets, if any.
+fn retired_limit(text: &str) -> Option<&'static str> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let limits = table.get("limits")?.as_table()?;
+    RETIRED_LIMITS.into_iter().find(|key| limits.contains_key(*key))
+}
+
 impl HostConfig {
     /// Parse TOML text; relative paths stay relative to the working directory.
     pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
@@ -272,19 +279,21 @@ impl HostConfig {
             at: String::new(),
             message: one_line(&error.to_string()),
         };
-        let table: toml::Table = toml::from_str(text).map_err(parse_error)?;
-        if let Some(limits) = table.get("limits").and_then(toml::Value::as_table)
-            && let Some(old) = RETIRED_LIMITS.iter().find(|key| limits.contains_key(**key))
-        {
-            return Err(ConfigError::Parse {
-                at: String::new(),
-                message: format!(
-                    "limits.{old} was replaced by limits.max_calls, one bound for blocking and async calls \
-                     alike (default 256); rename it"
-                ),
-            });
-        }
-        let config: Self = table.try_into().map_err(parse_error)?;
+        // Parsed once, straight into the config, so errors keep their
+        // position; only a refused text is looked at again, for a retired
+        // key whose rename is worth naming.
+        let config: Self = toml::from_str(text).map_err(|error| {
+            retired_limit(text).map_or_else(
+                || parse_error(error),
+                |old| ConfigError::Parse {
+                    at: String::new(),
+                    message: format!(
+                        "limits.{old} was replaced by limits.max_calls, one bound for blocking and async \
+                         calls alike (default 256); rename it"
+                    ),
+                },
+            )
+        })?;
         config.check()?;
         Ok(config)
     }
@@ -530,6 +539,9 @@ mod tests {
         }
         let config = HostConfig::from_toml_str("[limits]\nmax_calls = 8").unwrap();
         assert_eq!(config.limits.max_calls, 8);
+        // Any other refusal keeps the parser's position.
+        let error = HostConfig::from_toml_str("[limits]\nmemory = 3").unwrap_err().to_string();
+        assert!(error.contains("line 2"), "{error}");
     }
 
     #[test]

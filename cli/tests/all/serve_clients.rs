@@ -321,13 +321,7 @@ fn the_official_conformance_suite_passes_every_scenario_that_applies() {
 
 #[test]
 fn the_openai_agents_sdk_converts_every_input_schema_to_strict_mode() {
-    let python = python();
-    let found = Command::new(&python).args(["-c", "import agents"]).output().unwrap();
-    assert!(
-        found.status.success(),
-        "the OpenAI Agents SDK is missing: run scripts/install-test-deps.sh ({})",
-        String::from_utf8_lossy(&found.stderr)
-    );
+    let python = agents_python();
     let dir = scratch("agents");
     let token = token(
         &dir,

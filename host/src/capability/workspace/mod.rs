@@ -203,9 +203,11 @@ pub fn on_blocking_pool<'a, S: WorkspaceSource>(
     let (workspace, owned) = (workspace.to_owned(), OwnedRead::from(read));
     Box::pin(async move {
         let started = Instant::now();
-        let target = format!("{}:{}", source.kind(), owned.as_read().name());
+        // The failure receipt's target is spelled only if the pool fails.
+        let (kind, name) = (source.kind(), owned.as_read().name());
         let run = move || blocking(&source, &workspace, owned.as_read(), deadline);
         tokio::task::spawn_blocking(run).await.unwrap_or_else(|_| {
+            let target = format!("{kind}:{name}");
             (Err(ReadFailure::Unavailable), Receipt::new("workspace", target, "unavailable", started))
         })
     })
