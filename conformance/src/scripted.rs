@@ -1,7 +1,7 @@
 //! Scripted capabilities: healthy answers from fixtures, or one fault on
 //! cue, with a canary secret planted in every failure body.
 
-use harmonia_host::capability::Receipt;
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::public_web::{
     PublicWebSource, WebAnswer, WebAnswering, WebFailure, WebResponse, failure_status,
 };
@@ -192,7 +192,7 @@ impl PublicWebSource for ScriptedWeb {
                 Ok(response) => response.status.to_string(),
                 Err(failure) => failure_status(*failure).to_owned(),
             };
-            let receipt = Receipt::new("public-web", url.chars().take(2000).collect(), status, started);
+            let receipt = Receipt::new(CapabilityKind::PublicWeb, url.chars().take(2000).collect(), status, started);
             WebAnswer { result, receipt, mock: false }
         })
     }

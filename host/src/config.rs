@@ -37,6 +37,16 @@
 //! | `cache.enabled` | `true` |
 //! | `trace.key_file` | the user's data dir, `harmonia/trace-key`, generated on first use |
 
+//!
+//! Parts: [`HostConfig`] composes the sections; each section lives with
+//! what it configures, with its defaults and checks, and is re-exported
+//! here: [`LimitsConfig`] (`crate::limits`), [`PublicWebConfig`] and
+//! [`WorkspaceConfig`] (each capability's `config`); the plugins, WASI,
+//! cache and trace sections are here.
+
+pub use crate::capability::public_web::config::PublicWebConfig;
+pub use crate::capability::workspace::config::{WorkspaceConfig, WorkspaceSourceKind};
+pub use crate::limits::LimitsConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,47 +139,6 @@ impl Default for PluginsConfig {
     }
 }
 
-/// Per-call limits.
-#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitsConfig {
-    /// Linear memory per instance, MiB.
-    pub memory_mib: u32,
-    /// Cap on every tool's deadline, ms (may only lower it).
-    pub max_deadline_ms: Option<u32>,
-    /// Wasm stack, KiB.
-    pub wasm_stack_kib: u32,
-    /// Fuel per call; off when absent.
-    pub fuel: Option<u64>,
-    /// Calls in flight at once, through [`crate::Host::call`] and
-    /// [`crate::Host::call_async`] alike; more wait for a slot.
-    pub max_calls: u32,
-    /// Use the pooling instance allocator.
-    pub pooling: bool,
-    /// Core module instances one component may create.
-    pub max_core_instances_per_component: u32,
-    /// Linear memories one component may create.
-    pub max_memories_per_component: u32,
-    /// Tables one component may create.
-    pub max_tables_per_component: u32,
-}
-
-impl Default for LimitsConfig {
-    fn default() -> Self {
-        Self {
-            memory_mib: 64,
-            max_deadline_ms: None,
-            wasm_stack_kib: 512,
-            fuel: None,
-            max_calls: 256,
-            pooling: true,
-            max_core_instances_per_component: 64,
-            max_memories_per_component: 4,
-            max_tables_per_component: 32,
-        }
-    }
-}
-
 /// WASI switches.
 #[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -184,65 +153,6 @@ pub struct WasiConfig {
 impl Default for WasiConfig {
     fn default() -> Self {
         Self { inert_filesystem_and_sockets: true }
-    }
-}
-
-/// The public web capability.
-#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PublicWebConfig {
-    /// Allowed origins, `scheme://host[:port]`.
-    pub allow: Vec<String>,
-    /// Origin to base URL: where requests for an allowed origin really go.
-    pub routes: BTreeMap<String, String>,
-    /// Largest response body, KiB; larger is `too-large`.
-    pub max_body_kib: u32,
-}
-
-impl Default for PublicWebConfig {
-    fn default() -> Self {
-        Self { allow: vec!["https://hn.algolia.com".into()], routes: BTreeMap::new(), max_body_kib: 2048 }
-    }
-}
-
-/// Where workspace data comes from.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkspaceSourceKind {
-    /// The embedded SQLite store (opened read-only).
-    #[default]
-    Sqlite,
-    /// The Harmonia web internal API.
-    Http,
-    /// Built-in fixtures.
-    Mock,
-}
-
-/// The workspace capability.
-#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WorkspaceConfig {
-    /// The source.
-    pub source: WorkspaceSourceKind,
-    /// SQLite database path.
-    pub path: PathBuf,
-    /// Base URL of the internal API.
-    pub base_url: Option<String>,
-    /// Environment variable holding the API's bearer token.
-    pub token_env: String,
-    /// Largest response body from the API, KiB.
-    pub max_body_kib: u32,
-}
-
-impl Default for WorkspaceConfig {
-    fn default() -> Self {
-        Self {
-            source: WorkspaceSourceKind::Sqlite,
-            path: PathBuf::from("harmonia.db"),
-            base_url: None,
-            token_env: "HARMONIA_API_TOKEN".into(),
-            max_body_kib: 4096,
-        }
     }
 }
 
@@ -328,7 +238,7 @@ impl HostConfig {
             resolve(lock);
         }
         self.plugins.trust.resolve_paths(base);
-        resolve(&mut self.workspace.path);
+        self.workspace.resolve_paths(base);
         if let Some(dir) = &mut self.cache.dir {
             resolve(dir);
         }
@@ -348,86 +258,14 @@ impl HostConfig {
     /// Check the rules serde cannot express.
     pub fn check(&self) -> Result<(), ConfigError> {
         let invalid = |message: String| Err(ConfigError::Invalid(message));
-        let limits = &self.limits;
-        let out_of = |key: &str, range: &std::ops::RangeInclusive<u32>| {
-            invalid(format!("limits.{key} must be {} to {}", range.start(), range.end()))
-        };
-        if !crate::limits::MEMORY_MIB.contains(&limits.memory_mib) {
-            return out_of("memory_mib", &crate::limits::MEMORY_MIB);
-        }
-        if limits.max_deadline_ms.is_some_and(|ms| ms == 0) {
-            return invalid("limits.max_deadline_ms must be positive".into());
-        }
-        if !crate::limits::WASM_STACK_KIB.contains(&limits.wasm_stack_kib) {
-            return out_of("wasm_stack_kib", &crate::limits::WASM_STACK_KIB);
-        }
-        if limits.fuel == Some(0) {
-            return invalid("limits.fuel must be positive when set".into());
-        }
-        for (key, value, range) in [
-            ("max_calls", limits.max_calls, crate::limits::CALLS),
-            (
-                "max_core_instances_per_component",
-                limits.max_core_instances_per_component,
-                crate::limits::CORE_INSTANCES_PER_COMPONENT,
-            ),
-            (
-                "max_memories_per_component",
-                limits.max_memories_per_component,
-                crate::limits::MEMORIES_PER_COMPONENT,
-            ),
-            (
-                "max_tables_per_component",
-                limits.max_tables_per_component,
-                crate::limits::TABLES_PER_COMPONENT,
-            ),
-        ] {
-            if !range.contains(&value) {
-                return out_of(key, &range);
-            }
-        }
-        if self.public_web.max_body_kib == 0 {
-            return invalid("public_web.max_body_kib must be positive".into());
-        }
-        if self.workspace.max_body_kib == 0 {
-            return invalid("workspace.max_body_kib must be positive".into());
-        }
-        for origin in &self.public_web.allow {
-            if crate::capability::url::Origin::parse_origin(origin).is_none() {
-                return invalid(format!(
-                    "public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"
-                ));
-            }
-        }
-        for (origin, base) in &self.public_web.routes {
-            let allowed = crate::capability::url::Origin::parse_origin(origin).is_some_and(|origin| {
-                self.public_web
-                    .allow
-                    .iter()
-                    .any(|entry| crate::capability::url::Origin::parse_origin(entry) == Some(origin.clone()))
-            });
-            if !allowed {
-                return invalid(format!("public_web.routes key `{origin}` is not in public_web.allow"));
-            }
-            if crate::capability::url::parse_http_url(base).is_none() {
-                return invalid(format!("public_web.routes value for `{origin}` is not an http(s) URL"));
-            }
-        }
+        self.limits.check().map_err(ConfigError::Invalid)?;
+        self.public_web.check().map_err(ConfigError::Invalid)?;
+        self.workspace.check().map_err(ConfigError::Invalid)?;
         for (name, pin) in &self.plugins.pins {
             if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
                 return invalid(format!(
                     "plugins.pins value for `{name}` is not a lowercase SHA-256 hex digest"
                 ));
-            }
-        }
-        if self.workspace.source == WorkspaceSourceKind::Http {
-            match self.workspace.base_url.as_deref().map(crate::capability::url::parse_http_url) {
-                Some(Some(_)) => {}
-                _ => {
-                    return invalid(
-                        "workspace.base_url must be an http(s) URL when source = \"http\"".into(),
-                    );
-                }
             }
         }
         Ok(())

@@ -169,7 +169,7 @@ pub struct Runtime {
     /// Precompiled components, when the cache is on and usable.
     pub cache: Option<ComponentCache>,
     /// Told when a component is compiled rather than mapped from the cache.
-    pub compile_progress: Option<Arc<dyn crate::plugin::CompileProgress>>,
+    pub compile_progress: Option<Arc<dyn crate::origin::CompileProgress>>,
     /// Where slot waits and running calls are counted, when anywhere.
     pub metrics: Option<crate::metrics::Metrics>,
     _ticker: EpochTicker,
@@ -185,7 +185,11 @@ impl Runtime {
         let engine = Engine::new(&engine_config(limits))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
-        crate::capability::add_to_linker(&mut linker)?;
+        // The shared types carry no functions; each capability links its
+        // own import, and the loader's policy decides which one a plugin
+        // may import.
+        crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
+        crate::capability::set::add_to_linker(&mut linker)?;
         let ticker = EpochTicker::start(&engine)?;
         let facade = Facade::new()?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));

@@ -6,6 +6,8 @@
 use crate::call_state::CallBinding;
 use crate::capability::Receipt;
 use crate::capability::public_web::{PublicWeb, PublicWebSource};
+use crate::capability::set::Sources;
+use crate::capability::unit::Caller;
 use crate::capability::workspace::{self, WorkspaceSource};
 use crate::config::{ConfigError, HostConfig};
 use crate::contract;
@@ -114,8 +116,8 @@ struct Inner {
     runtime: Runtime,
     plugins: Vec<Plugin>,
     by_name: HashMap<String, usize>,
-    public_web: Arc<dyn PublicWebSource>,
-    workspace: Arc<dyn WorkspaceSource>,
+    /// Each capability's source, bound to the calls its world grants.
+    sources: Sources,
     limits: CallLimits,
     max_deadline: Option<Duration>,
     /// `mock = true`: every call's evidence is stamped `mock`.
@@ -310,10 +312,12 @@ impl HostBuilder {
                 runtime,
                 plugins,
                 by_name,
-                public_web: self
-                    .public_web_source
-                    .unwrap_or_else(|| Arc::new(PublicWeb::new(&config.public_web, public_web_mock))),
-                workspace,
+                sources: Sources {
+                    public_web: self
+                        .public_web_source
+                        .unwrap_or_else(|| Arc::new(PublicWeb::new(&config.public_web, public_web_mock))),
+                    workspace,
+                },
                 limits,
                 max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
                 mock: config.mock,
@@ -499,18 +503,8 @@ impl Host {
     }
 
     fn binding(&self, world: World, context: &CallContext) -> CallBinding {
-        let unbound = CallBinding { mock_mode: self.inner.mock, ..CallBinding::default() };
-        match world {
-            World::PublicTool => {
-                CallBinding { public_web: Some(Arc::clone(&self.inner.public_web)), ..unbound }
-            }
-            World::WorkspaceTool => CallBinding {
-                workspace_source: Some(Arc::clone(&self.inner.workspace)),
-                workspace_id: context.workspace.clone(),
-                ..unbound
-            },
-            World::NoCapability => unbound,
-        }
+        let caller = Caller { workspace: context.workspace.as_deref() };
+        CallBinding { capabilities: self.inner.sources.bind(world, caller), mock_mode: self.inner.mock }
     }
 
     fn log_call(

@@ -61,6 +61,7 @@ mod bindings;
 mod call_state;
 mod engine;
 mod limits;
+mod origin;
 mod policy;
 mod provenance;
 mod sandbox;

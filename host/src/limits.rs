@@ -1,5 +1,6 @@
 //! Every limit of the host, in one place: the fixed ones as constants, the
-//! configurable ones as the ranges `config` accepts, and the store's
+//! configurable ones as the `[limits]` section ([`LimitsConfig`], its
+//! defaults, and the ranges its check accepts), and the store's
 //! limiter, which remembers a refused memory growth so a Rust guest's abort
 //! after an allocation failure is reported as the memory limit it was.
 //! (The contract's own bounds, the envelope's data size and evidence
@@ -14,7 +15,7 @@
 //! pooling allocator's per-component counts (`crate::engine`), and the
 //! store's [`CallLimiter`].
 
-use crate::config::LimitsConfig;
+use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
 use std::time::Duration;
 use wasmtime::ResourceLimiter;
@@ -76,6 +77,81 @@ pub const MAX_CAPABILITY_USES: usize = 256;
 /// Most bytes of receipt targets (the URLs and reads as the guest named
 /// them) one call may accumulate; past it the call ends likewise.
 pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
+
+/// Per-call limits.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Linear memory per instance, MiB.
+    pub memory_mib: u32,
+    /// Cap on every tool's deadline, ms (may only lower it).
+    pub max_deadline_ms: Option<u32>,
+    /// Wasm stack, KiB.
+    pub wasm_stack_kib: u32,
+    /// Fuel per call; off when absent.
+    pub fuel: Option<u64>,
+    /// Calls in flight at once, through [`crate::Host::call`] and
+    /// [`crate::Host::call_async`] alike; more wait for a slot.
+    pub max_calls: u32,
+    /// Use the pooling instance allocator.
+    pub pooling: bool,
+    /// Core module instances one component may create.
+    pub max_core_instances_per_component: u32,
+    /// Linear memories one component may create.
+    pub max_memories_per_component: u32,
+    /// Tables one component may create.
+    pub max_tables_per_component: u32,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            memory_mib: 64,
+            max_deadline_ms: None,
+            wasm_stack_kib: 512,
+            fuel: None,
+            max_calls: 256,
+            pooling: true,
+            max_core_instances_per_component: 64,
+            max_memories_per_component: 4,
+            max_tables_per_component: 32,
+        }
+    }
+}
+
+
+impl LimitsConfig {
+    /// The rules serde cannot express (each value in its range); the
+    /// message names the key.
+    pub fn check(&self) -> Result<(), String> {
+        let out_of = |key: &str, range: &RangeInclusive<u32>| {
+            Err(format!("limits.{key} must be {} to {}", range.start(), range.end()))
+        };
+        if !MEMORY_MIB.contains(&self.memory_mib) {
+            return out_of("memory_mib", &MEMORY_MIB);
+        }
+        if self.max_deadline_ms.is_some_and(|ms| ms == 0) {
+            return Err("limits.max_deadline_ms must be positive".into());
+        }
+        if !WASM_STACK_KIB.contains(&self.wasm_stack_kib) {
+            return out_of("wasm_stack_kib", &WASM_STACK_KIB);
+        }
+        if self.fuel == Some(0) {
+            return Err("limits.fuel must be positive when set".into());
+        }
+        for (key, value, range) in [
+            ("max_calls", self.max_calls, CALLS),
+            ("max_core_instances_per_component", self.max_core_instances_per_component, CORE_INSTANCES_PER_COMPONENT),
+            ("max_memories_per_component", self.max_memories_per_component, MEMORIES_PER_COMPONENT),
+            ("max_tables_per_component", self.max_tables_per_component, TABLES_PER_COMPONENT),
+        ] {
+            if !range.contains(&value) {
+                return out_of(key, &range);
+            }
+        }
+        Ok(())
+    }
+}
 
 /// How many core instances, memories and tables one component may create.
 ///

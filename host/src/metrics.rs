@@ -287,7 +287,7 @@ impl Metrics {
         self.series.call_seconds.get_or_create(&ToolLabel { tool }).observe(duration.as_secs_f64());
         for receipt in receipts {
             let labels = CapabilityLabels {
-                kind: capability_kind(receipt.capability),
+                kind: receipt.capability.row().metric,
                 status: status(&receipt.status),
             };
             self.series.capability_uses.get_or_create(&labels).inc();
@@ -386,14 +386,6 @@ impl Drop for Running<'_> {
     }
 }
 
-fn capability_kind(capability: &str) -> &'static str {
-    match capability {
-        "public-web" => "public_web",
-        "workspace" => "workspace",
-        _ => "other",
-    }
-}
-
 /// A receipt's status as a bounded label: `ok` for a read that returned
 /// data, `http_4xx` / `http_5xx` (and `http_3xx`) for other HTTP answers,
 /// a failure kind from the capabilities' fixed set, else `other`.
@@ -471,7 +463,7 @@ mod tests {
         ] {
             assert_eq!(status(raw), label, "{raw}");
         }
-        assert_eq!(capability_kind("public-web"), "public_web");
+        assert_eq!(crate::capability::CapabilityKind::PublicWeb.row().metric, "public_web");
     }
 
     #[test]

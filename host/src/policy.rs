@@ -3,8 +3,9 @@
 //! A tool imports the WASI interfaces a language runtime needs (all granted
 //! with nothing behind them: no preopens, no environment, no arguments,
 //! empty stdin, captured stdout and stderr), the shared `types`, and at
-//! most one capability: `public-web` (the `public-tool` world) or
-//! `workspace` (the `workspace-tool` world). Anything else is refused at
+//! most one capability, which places it in that capability's world (the
+//! capability table, `crate::capability::kind`: `public-web` is the
+//! `public-tool` world, `workspace` the `workspace-tool` world). Anything else is refused at
 //! load, naming every refused import at once. Filesystem and sockets
 //! imports (which language runtimes carry) are admitted by default and
 //! linked to implementations that deny everything (no preopens, every
@@ -12,7 +13,8 @@
 //! (`wasi.inert_filesystem_and_sockets = false`). wasi:http and unknown
 //! interfaces are never admitted.
 
-use crate::descriptor::Scope;
+use crate::capability::kind::{CapabilityKind, TABLE};
+pub use crate::capability::kind::World;
 
 /// WASI interfaces granted to every tool (names without `@version`).
 pub const RUNTIME_INTERFACES: &[&str] = &[
@@ -52,44 +54,8 @@ pub const INERT_INTERFACES: &[&str] = &[
 
 /// The shared types interface; carries no functions.
 pub const TYPES_INTERFACE: &str = "harmonia:tools/types";
-/// The public web capability (named with the capability).
-pub use crate::capability::public_web::INTERFACE as PUBLIC_WEB_INTERFACE;
-/// The workspace capability (named with the capability).
-pub use crate::capability::workspace::INTERFACE as WORKSPACE_INTERFACE;
 /// The export every tool provides.
 pub const TOOL_INTERFACE: &str = "harmonia:tools/tool";
-
-/// The world a component's imports place it in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum World {
-    /// Imports `public-web`.
-    PublicTool,
-    /// Imports `workspace`.
-    WorkspaceTool,
-    /// Imports no capability: it fits either world.
-    NoCapability,
-}
-
-impl World {
-    /// The WIT world name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::PublicTool => "public-tool",
-            Self::WorkspaceTool => "workspace-tool",
-            Self::NoCapability => "no capability",
-        }
-    }
-
-    /// Whether a tool in this world may declare `scope`.
-    pub fn admits(self, scope: Scope) -> bool {
-        matches!(
-            (self, scope),
-            (Self::NoCapability, _)
-                | (Self::PublicTool, Scope::Public)
-                | (Self::WorkspaceTool, Scope::Workspace)
-        )
-    }
-}
 
 /// Import policy switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,7 +82,7 @@ impl From<&crate::config::WasiConfig> for ImportPolicy {
 pub enum Grant {
     /// A runtime interface (I/O, clocks, random, CLI) or the shared types.
     Runtime,
-    /// One of the two capabilities.
+    /// A capability (a row of the capability table).
     Capability,
     /// Filesystem or sockets: linked to implementations that deny
     /// everything.
@@ -155,9 +121,9 @@ pub enum ImportError {
         /// Each refused import and why.
         refused: Vec<RefusedImport>,
     },
-    /// Both capabilities imported.
-    #[error("imports both `{PUBLIC_WEB_INTERFACE}` and `{WORKSPACE_INTERFACE}`: a tool reads one scope")]
-    BothCapabilities,
+    /// Two capabilities imported (the first two, in the table's order).
+    #[error("imports both `{}` and `{}`: a tool reads one scope", .0[0].row().interface, .0[1].row().interface)]
+    BothCapabilities([CapabilityKind; 2]),
 }
 
 fn list_refused(refused: &[RefusedImport]) -> String {
@@ -176,7 +142,7 @@ impl ImportPolicy {
     pub fn grant(&self, import: &str) -> Grant {
         let name = unversioned(import);
         match name {
-            PUBLIC_WEB_INTERFACE | WORKSPACE_INTERFACE => Grant::Capability,
+            _ if CapabilityKind::of_interface(name).is_some() => Grant::Capability,
             TYPES_INTERFACE => Grant::Runtime,
             _ if RUNTIME_INTERFACES.contains(&name) => Grant::Runtime,
             _ if INERT_INTERFACES.contains(&name) => {
@@ -198,26 +164,27 @@ impl ImportPolicy {
     /// Check every import and decide the component's world; a refusal
     /// lists every import outside the grant.
     pub fn classify<'a>(&self, imports: impl IntoIterator<Item = &'a str>) -> Result<World, ImportError> {
-        let (mut public, mut workspace) = (false, false);
+        let mut imported = [false; TABLE.len()];
         let mut refused = Vec::new();
         for import in imports {
-            match (self.grant(import), unversioned(import)) {
-                (Grant::Capability, PUBLIC_WEB_INTERFACE) => public = true,
-                (Grant::Capability, _) => workspace = true,
-                (Grant::Refused(reason), _) => {
-                    refused.push(RefusedImport { import: import.to_owned(), reason })
+            match self.grant(import) {
+                Grant::Capability => {
+                    let name = unversioned(import);
+                    let row = TABLE.iter().position(|row| row.interface == name);
+                    imported[row.expect("a capability grant is a row")] = true;
                 }
-                (Grant::Runtime | Grant::LinkedDenied, _) => {}
+                Grant::Refused(reason) => refused.push(RefusedImport { import: import.to_owned(), reason }),
+                Grant::Runtime | Grant::LinkedDenied => {}
             }
         }
         if !refused.is_empty() {
             return Err(ImportError::NotGranted { refused });
         }
-        match (public, workspace) {
-            (true, true) => Err(ImportError::BothCapabilities),
-            (true, false) => Ok(World::PublicTool),
-            (false, true) => Ok(World::WorkspaceTool),
-            (false, false) => Ok(World::NoCapability),
+        let mut granted = TABLE.iter().zip(imported).filter(|(_, imported)| *imported).map(|(row, _)| row);
+        match (granted.next(), granted.next()) {
+            (Some(first), Some(second)) => Err(ImportError::BothCapabilities([first.kind, second.kind])),
+            (Some(only), None) => Ok(only.world),
+            (None, _) => Ok(World::NoCapability),
         }
     }
 }
@@ -225,6 +192,7 @@ impl ImportPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::descriptor::Scope;
 
     const STD: &[&str] = &["wasi:io/streams@0.2.6", "wasi:cli/stdout@0.2.0", "harmonia:tools/types@0.1.0"];
 
@@ -240,7 +208,13 @@ mod tests {
         assert_eq!(classify(policy, &["harmonia:tools/workspace@0.1.0"]), Ok(World::WorkspaceTool));
         assert_eq!(
             classify(policy, &["harmonia:tools/workspace@0.1.0", "harmonia:tools/public-web@0.1.0"]),
-            Err(ImportError::BothCapabilities)
+            Err(ImportError::BothCapabilities([CapabilityKind::PublicWeb, CapabilityKind::Workspace]))
+        );
+        assert_eq!(
+            classify(policy, &["harmonia:tools/public-web@0.1.0", "harmonia:tools/workspace@0.1.0"])
+                .unwrap_err()
+                .to_string(),
+            "imports both `harmonia:tools/public-web` and `harmonia:tools/workspace`: a tool reads one scope"
         );
     }
 

@@ -119,7 +119,7 @@ fn new_store(
         Store::new(&runtime.engine, CallState::new(limits.memory_bytes, limits.component, deadline, binding));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_callback(move |context| {
-        Ok(if Instant::now() >= context.data().deadline {
+        Ok(if Instant::now() >= context.data().uses.deadline {
             UpdateDeadline::Interrupt
         } else {
             UpdateDeadline::Yield(1)
@@ -138,14 +138,14 @@ fn new_store(
 const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
 
 fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
-    if state.timed_out || Instant::now() >= state.deadline {
+    if state.uses.timed_out || Instant::now() >= state.uses.deadline {
         return Outcome::TimedOut;
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Outcome::TimedOut,
         Some(Trap::StackOverflow) => Outcome::Failed(ExecutionFailure::StackOverflow),
         Some(Trap::OutOfFuel) => Outcome::Failed(ExecutionFailure::FuelExhausted),
-        _ if state.capability_limit => Outcome::Failed(ExecutionFailure::CapabilityLimit),
+        _ if state.uses.capability_limit => Outcome::Failed(ExecutionFailure::CapabilityLimit),
         _ if state.limiter.memory_refused() => Outcome::Failed(ExecutionFailure::MemoryLimit),
         // Wasmtime's hostcall-fuel error type is private; its text is the
         // only way to tell "the guest tried to hand over too much".
@@ -200,10 +200,10 @@ fn finished(
     limits: &Limits,
 ) -> CallRun {
     let state = store.into_data();
-    let late = state.timed_out || Instant::now() > state.deadline;
+    let late = state.uses.timed_out || Instant::now() > state.uses.deadline;
     let outcome = if late { Outcome::TimedOut } else { outcome };
-    let provenance = if state.mock_provenance() { Provenance::Mock } else { Provenance::Live };
-    let grounding = Grounding { provenance, successful_reads: state.successful_reads };
+    let provenance = if state.uses.mock_provenance() { Provenance::Mock } else { Provenance::Live };
+    let grounding = Grounding { provenance, successful_reads: state.uses.successful_reads };
     let failure_rule = match &outcome {
         Outcome::TimedOut => Some(timed_out_rule(limits.deadline, &state)),
         Outcome::Failed(failure) => Some(failure_rule(*failure, trap.as_deref(), limits)),
@@ -212,7 +212,7 @@ fn finished(
     let (envelope, rule) = judged(descriptor, outcome, grounding);
     CallRun {
         envelope,
-        receipts: state.receipts,
+        receipts: state.uses.receipts,
         stdout: state.stdio.stdout.take(),
         stderr: state.stdio.stderr.take(),
         trap,
@@ -230,7 +230,7 @@ struct Limits {
 
 /// Why a call ran out of time: waiting on a capability, or running.
 fn timed_out_rule(deadline: Duration, state: &CallState) -> String {
-    let waited = state.receipts.iter().any(|receipt| receipt.status == "timed_out");
+    let waited = state.uses.receipts.iter().any(|receipt| receipt.status == "timed_out");
     let doing = if waited {
         "waiting on its capability"
     } else {
@@ -332,7 +332,7 @@ pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallR
         Some(Ok(result)) => invoked(result, store.data()),
         Some(Err(error)) => not_instantiated(&error, store.data()),
         None => {
-            store.data_mut().timed_out = true;
+            store.data_mut().uses.timed_out = true;
             (Outcome::TimedOut, Some("the call's deadline passed with the guest suspended".into()))
         }
     };

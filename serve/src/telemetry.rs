@@ -17,7 +17,7 @@
 //! `Host::call_recorded` themselves use [`CallSpans::record`] the same way.
 
 use harmonia_host::CallRecord;
-use harmonia_host::capability::Receipt;
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
@@ -166,13 +166,13 @@ impl CallSpans {
 
     fn capability(&self, receipt: &Receipt, parent: &Context) {
         let mut attributes = vec![
-            KeyValue::new("harmonia.capability", receipt.capability),
+            KeyValue::new("harmonia.capability", receipt.capability.as_str()),
             KeyValue::new("harmonia.capability.status", receipt.status.clone()),
             KeyValue::new("harmonia.capability.bytes", receipt.bytes as i64),
         ];
         // A workspace read's target is its kind and source (`sqlite:job`);
         // a public-web target is a URL, which may hold an argument.
-        if receipt.capability == "workspace" {
+        if receipt.capability == CapabilityKind::Workspace {
             attributes.push(KeyValue::new("harmonia.capability.read", receipt.target.clone()));
         }
         let mut span = self

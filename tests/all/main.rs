@@ -8,7 +8,8 @@
 //! - [`cache`]: the precompiled component cache;
 //! - [`foreign_plugins`]: Python and JavaScript plugins from the templates;
 //! - [`properties`]: property tests of parsers, the store and the validator;
-//! - [`contract_doc`]: docs/contract.md true to the code.
+//! - [`contract_doc`]: docs/contract.md true to the code;
+//! - [`module_cycles`]: no import cycle between the files of `host/src`.
 //!
 //! `tests/load.rs` is a binary of its own: it measures the process's
 //! resident memory, which other tests in the same process would grow.
@@ -19,6 +20,7 @@ mod cache;
 mod contract_doc;
 mod foreign_plugins;
 mod hostile;
+mod module_cycles;
 mod properties;
 mod public_web;
 mod session;

@@ -1,7 +1,7 @@
 //! Guarded sessions through the library: the pre-dispatch guard, the
 //! trace it records, and skills that must agree with the tools.
 
-use harmonia_host::capability::Receipt;
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::workspace::{
     ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered, mock,
 };
@@ -185,7 +185,7 @@ impl WorkspaceSource for OutageFirst {
         }
         answered((
             Err(ReadFailure::Unavailable),
-            Receipt::new("workspace", "mock:outage".into(), "unavailable", Instant::now()),
+            Receipt::new(CapabilityKind::Workspace, "mock:outage".into(), "unavailable", Instant::now()),
         ))
     }
 }

@@ -1,7 +1,7 @@
 //! A workspace source that fails on cue, so the demo can show retries
 //! offline.
 
-use harmonia_host::capability::Receipt;
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::workspace::{ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -42,7 +42,7 @@ impl WorkspaceSource for FlakySource {
             .is_ok();
         if failing {
             let receipt = Receipt::new(
-                "workspace",
+                CapabilityKind::Workspace,
                 format!("{}:{} (injected outage)", self.kind(), read.name()),
                 "unavailable",
                 Instant::now(),

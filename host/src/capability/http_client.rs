@@ -105,7 +105,7 @@ impl HttpAgent {
         deadline: Instant,
         max_body: u64,
     ) -> Result<HttpResponse, HttpFailure> {
-        if super::remaining(deadline).is_none() {
+        if super::receipt::remaining(deadline).is_none() {
             return Err(HttpFailure::TimedOut);
         }
         let client = self.client.as_ref().ok_or(HttpFailure::Unavailable)?;

@@ -4,7 +4,7 @@
 //! (case-insensitive); `tags` keeps stories with that tag; `hitsPerPage`
 //! bounds the hits. Any other path is a 404.
 
-use crate::capability::url::Url;
+use harmonia_contract::url::Url;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 

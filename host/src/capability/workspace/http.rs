@@ -12,11 +12,13 @@
 //! never passed on. The feed's freshness comes from the body's top-level
 //! `updatedAt` string, when present.
 
-use super::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource};
+use super::config::WorkspaceConfig;
+use super::source::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource};
 use crate::capability::http_client::{HttpAgent, HttpFailure, HttpResponse};
-use crate::capability::url::{Url, parse_http_url};
-use crate::capability::{Receipt, remaining};
-use crate::config::{ConfigError, WorkspaceConfig};
+use crate::capability::kind::CapabilityKind;
+use crate::capability::receipt::{Receipt, remaining};
+use crate::config::ConfigError;
+use harmonia_contract::url::{Url, parse_http_url};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -138,7 +140,7 @@ impl Request {
     }
 
     fn receipt(&self, status: &str) -> Receipt {
-        Receipt::new("workspace", self.target.clone(), status, self.started)
+        Receipt::new(CapabilityKind::Workspace, self.target.clone(), status, self.started)
     }
 }
 
@@ -148,9 +150,9 @@ impl HttpSource {
         let started = Instant::now();
         let url = self.url(read);
         let target = format!("http:GET {}", url.path());
-        let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
+        let receipt = |status: &str| Receipt::new(CapabilityKind::Workspace, target.clone(), status, started);
         if let WorkspaceRead::Job(id) = read
-            && super::is_reserved_job_id(id)
+            && harmonia_contract::workspace_document::is_reserved_job_id(id)
         {
             return Prepared::Answered((Err(ReadFailure::NotFound), receipt("invalid_job_id")));
         }

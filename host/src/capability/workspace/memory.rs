@@ -1,8 +1,10 @@
 //! A workspace held in memory: the mock fixtures, or any document an
 //! embedder (or a benchmark) supplies.
 
-use super::document::WorkspaceDocument;
-use super::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
+use harmonia_contract::workspace_document::WorkspaceDocument;
+use super::source::{
+    Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, answered, read_receipt,
+};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -43,7 +45,7 @@ impl WorkspaceSource for MemorySource {
         read: WorkspaceRead<'a>,
         _deadline: Instant,
     ) -> Reading<'a> {
-        super::answered(self.answer(read))
+        answered(self.answer(read))
     }
 }
 

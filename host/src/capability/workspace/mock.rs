@@ -4,7 +4,7 @@
 //! read, so it is `current`. (The public web's fixture is
 //! `capability::public_web::mock`.)
 
-use super::document::WorkspaceDocument;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use super::memory::MemorySource;
 use std::sync::OnceLock;
 

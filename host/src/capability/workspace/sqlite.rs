@@ -16,11 +16,14 @@
 //! one is written only when it is the user's own regular file (not a
 //! symbolic link), its mode narrowed to 0600.
 
-use super::document::{
+use harmonia_contract::workspace_document::{
     DocumentError, DocumentHead, DocumentSink, Post, WorkspaceDocument, engagement_json, parse_stream,
 };
-use super::{Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt};
-use crate::capability::{Receipt, remaining};
+use super::source::{
+    Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, on_blocking_pool, read_receipt,
+};
+use crate::capability::kind::CapabilityKind;
+use crate::capability::receipt::{Receipt, remaining};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, Transaction, params};
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -201,7 +204,7 @@ impl WorkspaceSource for SqliteSource {
         read: WorkspaceRead<'a>,
         deadline: Instant,
     ) -> Reading<'a> {
-        super::on_blocking_pool(self, workspace, read, deadline, Self::read_now)
+        on_blocking_pool(self, workspace, read, deadline, Self::read_now)
     }
 }
 
@@ -211,7 +214,7 @@ impl SqliteSource {
     fn read_now(&self, workspace: &str, read: WorkspaceRead<'_>, deadline: Instant) -> Answer {
         let started = Instant::now();
         let target = format!("sqlite:{}", read.name());
-        let receipt = |status: &str| Receipt::new("workspace", target.clone(), status, started);
+        let receipt = |status: &str| Receipt::new(CapabilityKind::Workspace, target.clone(), status, started);
         let Some(left) = remaining(deadline) else {
             return (Err(ReadFailure::TimedOut), receipt("timed_out"));
         };
