@@ -1,13 +1,13 @@
 //! Scripted capabilities: healthy answers from fixtures, or one fault on
 //! cue, with a canary secret planted in every failure body.
 
-use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::public_web::{
     PublicWebSource, WebAnswer, WebAnswering, WebFailure, WebResponse, failure_status,
 };
 use harmonia_host::capability::workspace::{
     ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, read_receipt,
 };
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -192,7 +192,8 @@ impl PublicWebSource for ScriptedWeb {
                 Ok(response) => response.status.to_string(),
                 Err(failure) => failure_status(*failure).to_owned(),
             };
-            let receipt = Receipt::new(CapabilityKind::PublicWeb, url.chars().take(2000).collect(), status, started);
+            let receipt =
+                Receipt::new(CapabilityKind::PublicWeb, url.chars().take(2000).collect(), status, started);
             WebAnswer { result, receipt, mock: false }
         })
     }

@@ -1,7 +1,7 @@
-//! Host-side bindings of `wit/`, generated, and nothing else: the per-call
-//! store data the imports run on is `call_state`, each capability's import
-//! lives with the capability (`capability::public_web::guest`,
-//! `capability::workspace::guest`).
+//! Host-side bindings of `wit/`, generated, and nothing else: each
+//! capability's import runs on that capability's view, in its folder
+//! (`capability::public_web::guest`, `capability::workspace::guest`); the
+//! shared `types` on the call's store data (`call_state`).
 //!
 //! One host world includes both tool worlds, so one linker serves every
 //! plugin; the loader's policy decides which capability each may import.

@@ -188,7 +188,9 @@ impl Runtime {
         // The shared types carry no functions; each capability links its
         // own import, and the loader's policy decides which one a plugin
         // may import.
-        crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
+        crate::bindings::types::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
+            state
+        })?;
         crate::capability::set::add_to_linker(&mut linker)?;
         let ticker = EpochTicker::start(&engine)?;
         let facade = Facade::new()?;

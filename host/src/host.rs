@@ -6,9 +6,9 @@
 use crate::call_state::CallBinding;
 use crate::capability::Receipt;
 use crate::capability::public_web::{PublicWeb, PublicWebSource};
-use crate::capability::set::Sources;
+use crate::capability::set::{Overrides, Sources};
 use crate::capability::unit::Caller;
-use crate::capability::workspace::{self, WorkspaceSource};
+use crate::capability::workspace::WorkspaceSource;
 use crate::config::{ConfigError, HostConfig};
 use crate::contract;
 use crate::descriptor::Descriptor;
@@ -143,8 +143,8 @@ pub struct HostBuilder {
     config: HostConfig,
     log: Arc<dyn LogSink>,
     components: Vec<(PluginOrigin, Vec<u8>)>,
-    workspace_source: Option<Arc<dyn WorkspaceSource>>,
-    public_web_source: Option<Arc<dyn PublicWebSource>>,
+    /// Capability sources given instead of the configured ones.
+    sources: Overrides,
     public_web_mock: Option<bool>,
     metrics: Option<Metrics>,
     compile_progress: Option<Arc<dyn plugin::CompileProgress>>,
@@ -192,13 +192,13 @@ impl HostBuilder {
 
     /// Use this workspace source instead of the configured one.
     pub fn workspace_source(mut self, source: Arc<dyn WorkspaceSource>) -> Self {
-        self.workspace_source = Some(source);
+        self.sources.workspace = Some(source);
         self
     }
 
     /// Answer public web requests from `source` instead of the HTTP client.
     pub fn public_web_source(mut self, source: Arc<dyn PublicWebSource>) -> Self {
-        self.public_web_source = Some(source);
+        self.sources.public_web = Some(source);
         self
     }
 
@@ -302,22 +302,17 @@ impl HostBuilder {
             plugins.push(loaded);
         }
 
-        let public_web_mock = self.public_web_mock.unwrap_or(config.mock);
-        let workspace = match self.workspace_source {
-            Some(source) => source,
-            None => workspace::from_config(&config.workspace, config.mock)?,
-        };
+        let mut overrides = self.sources;
+        if let (None, Some(mock)) = (&overrides.public_web, self.public_web_mock) {
+            overrides.public_web = Some(Arc::new(PublicWeb::new(&config.public_web, mock)));
+        }
+        let sources = Sources::build(&config, overrides)?;
         Ok(Host {
             inner: Arc::new(Inner {
                 runtime,
                 plugins,
                 by_name,
-                sources: Sources {
-                    public_web: self
-                        .public_web_source
-                        .unwrap_or_else(|| Arc::new(PublicWeb::new(&config.public_web, public_web_mock))),
-                    workspace,
-                },
+                sources,
                 limits,
                 max_deadline: config.limits.max_deadline_ms.map(|ms| Duration::from_millis(u64::from(ms))),
                 mock: config.mock,
@@ -340,8 +335,7 @@ impl Host {
             config,
             log: Arc::new(NullLog),
             components: Vec::new(),
-            workspace_source: None,
-            public_web_source: None,
+            sources: Overrides::default(),
             public_web_mock: None,
             metrics: None,
             compile_progress: None,

@@ -6,28 +6,35 @@
 //! and returns exactly one contract envelope per call.
 //!
 //! Parts:
-//! - [`config`]: `harmonia.toml` as data; every default documented.
+//! - [`config`]: `harmonia.toml` as data, composed of the sections each
+//!   part owns (limits, each capability); every default documented.
 //! - [`contract`], [`envelope`], [`descriptor`], [`time`]: the contract's
 //!   tables and pure parsers (codes and categories, the envelope and its
 //!   evidence ids, descriptors, RFC 3339 time), re-exported from the
 //!   `harmonia-contract` crate, which holds them without wasmtime or I/O.
-//! - `policy`: which imports each world is granted, as data.
+//! - `policy`: which imports each world is granted, as data (the
+//!   capabilities' interfaces and worlds from the capability table).
 //! - `engine`: the engine, epoch ticker, shared linker, call slots, and
 //!   the runtime behind the blocking façade.
 //! - [`component_shape`]: a component's imports, exports and counts, read
 //!   from its bytes before anything is compiled.
 //! - [`plugin`]: loading components: pins, imports, `describe`, duplicates.
+//! - `origin`: where a plugin came from, and who is told while it
+//!   compiles (named by the loader and the engine alike).
 //! - [`cache`]: precompiled components on disk, checked before use.
 //! - `provenance`: components from `plugins.lock`, their digests and
 //!   signatures verified (the `harmonia-registry` crate) before compiling.
 //! - `sandbox`: one call: fresh store, limits, outcome to envelope.
-//! - `call_state`: the store data of one call: WASI, limits, the bound
-//!   capabilities, captured stdio, receipts.
-//! - `limits`: every limit in one place (fixed ones, the config's
-//!   ranges, the per-component counts) and the per-store resource limiter.
+//! - `call_state`: the store data of one call: WASI, limits, captured
+//!   stdio, the bound capabilities and their uses (it names no capability).
+//! - `limits`: every limit in one place (fixed ones, the `[limits]`
+//!   section with its ranges, the per-component counts) and the per-store
+//!   resource limiter.
 //! - `wasi`: the WASI grant (nothing) and captured stdio.
-//! - [`capability`]: public web and workspace, with receipts (the URL rules
-//!   and the workspace document are the contract crate's, re-exported).
+//! - [`capability`]: the capabilities as units (public web, workspace),
+//!   each a folder owning its config section, per-call state, import and
+//!   linker wiring; the capability table; receipts (the URL rules and the
+//!   workspace document are the contract crate's, re-exported).
 //! - `bindings`: the generated host-side WIT bindings, only.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
@@ -67,11 +74,12 @@ mod provenance;
 mod sandbox;
 mod wasi;
 
+pub use capability::{CapabilityKind, World};
 pub use limits::{
     CALLS, CAPTURE_CAP, DEADLINE_RANGE_MS, DESCRIBE_DEADLINE, MAX_CAPABILITY_USES, MAX_INPUT_BYTES,
     MAX_RECEIPT_BYTES, RANDOM_CAP,
 };
-pub use policy::{Grant, ImportError, RefusedImport, World};
+pub use policy::{Grant, ImportError, RefusedImport};
 
 pub use config::HostConfig;
 pub use envelope::Envelope;

@@ -119,7 +119,6 @@ impl Default for LimitsConfig {
     }
 }
 
-
 impl LimitsConfig {
     /// The rules serde cannot express (each value in its range); the
     /// message names the key.
@@ -141,7 +140,11 @@ impl LimitsConfig {
         }
         for (key, value, range) in [
             ("max_calls", self.max_calls, CALLS),
-            ("max_core_instances_per_component", self.max_core_instances_per_component, CORE_INSTANCES_PER_COMPONENT),
+            (
+                "max_core_instances_per_component",
+                self.max_core_instances_per_component,
+                CORE_INSTANCES_PER_COMPONENT,
+            ),
             ("max_memories_per_component", self.max_memories_per_component, MEMORIES_PER_COMPONENT),
             ("max_tables_per_component", self.max_tables_per_component, TABLES_PER_COMPONENT),
         ] {

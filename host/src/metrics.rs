@@ -286,10 +286,8 @@ impl Metrics {
         self.series.calls.get_or_create(&CallLabels { tool: Arc::clone(&tool), code }).inc();
         self.series.call_seconds.get_or_create(&ToolLabel { tool }).observe(duration.as_secs_f64());
         for receipt in receipts {
-            let labels = CapabilityLabels {
-                kind: receipt.capability.row().metric,
-                status: status(&receipt.status),
-            };
+            let labels =
+                CapabilityLabels { kind: receipt.capability.row().metric, status: status(&receipt.status) };
             self.series.capability_uses.get_or_create(&labels).inc();
         }
     }

@@ -40,4 +40,3 @@ pub trait CompileProgress: Send + Sync {
     /// That compile ended (compiled or refused).
     fn compiled(&self, origin: &PluginOrigin);
 }
-

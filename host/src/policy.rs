@@ -13,8 +13,8 @@
 //! (`wasi.inert_filesystem_and_sockets = false`). wasi:http and unknown
 //! interfaces are never admitted.
 
-use crate::capability::kind::{CapabilityKind, TABLE};
 pub use crate::capability::kind::World;
+use crate::capability::kind::{CapabilityKind, TABLE};
 
 /// WASI interfaces granted to every tool (names without `@version`).
 pub const RUNTIME_INTERFACES: &[&str] = &[

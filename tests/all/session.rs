@@ -1,10 +1,10 @@
 //! Guarded sessions through the library: the pre-dispatch guard, the
 //! trace it records, and skills that must agree with the tools.
 
-use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::workspace::{
     ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered, mock,
 };
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::{Liaison, Limit, SessionError, SessionLimits};
 use harmonia_host::liaison::skills::{Skill, SkillError, SkillSet};

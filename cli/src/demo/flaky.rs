@@ -1,8 +1,8 @@
 //! A workspace source that fails on cue, so the demo can show retries
 //! offline.
 
-use harmonia_host::capability::{CapabilityKind, Receipt};
 use harmonia_host::capability::workspace::{ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered};
+use harmonia_host::capability::{CapabilityKind, Receipt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;

@@ -9,6 +9,7 @@ use super::public_web::PublicWebCapability;
 use super::unit::{Caller, Capability, Project};
 use super::uses::CallUses;
 use super::workspace::WorkspaceCapability;
+use crate::config::{ConfigError, HostConfig};
 use wasmtime::component::Linker;
 
 /// Store data holding every capability's state and the call's uses.
@@ -28,6 +29,15 @@ macro_rules! capability_set {
             )*
         }
 
+        /// Sources the embedder gives instead of the configured ones.
+        #[derive(Default)]
+        pub struct Overrides {
+            $(
+                #[doc = concat!("A source for `", stringify!($field), "`.")]
+                pub $field: Option<<$unit as Capability>::Source>,
+            )*
+        }
+
         /// Every capability's state in one call; unbound ones refuse
         /// every use.
         #[derive(Default)]
@@ -39,6 +49,18 @@ macro_rules! capability_set {
         }
 
         impl Sources {
+            /// Each capability's source: the embedder's, else the config's.
+            pub fn build(config: &HostConfig, overrides: Overrides) -> Result<Self, ConfigError> {
+                Ok(Self {
+                    $(
+                        $field: match overrides.$field {
+                            Some(source) => source,
+                            None => <$unit as Capability>::from_config(config)?,
+                        },
+                    )*
+                })
+            }
+
             /// The state of a call in `world`: its capability bound, the
             /// others not.
             pub fn bind(&self, world: World, caller: Caller<'_>) -> Bound {

@@ -4,13 +4,15 @@
 //! state and the call's [`CallUses`], so no capability names the store type.
 //!
 //! A capability's lifecycle: its source is built once from the config when
-//! the host starts (`Capability::Source`), bound to a call
+//! the host starts (`Capability::from_config`, unless the embedder gives
+//! one), bound to a call
 //! ([`Capability::bind`], the call's [`Caller`]) into its per-call state
 //! (`Capability::Ctx`), and each use of its import runs on a view of that
 //! state and the call's uses (`Capability::View`), recorded as a receipt.
 
 use super::kind::CapabilityKind;
 use super::uses::CallUses;
+use crate::config::{ConfigError, HostConfig};
 use wasmtime::component::Linker;
 
 /// Who a call is for, as a capability binds to it.
@@ -31,6 +33,9 @@ pub trait Capability: Sized + 'static {
     type Ctx: Default + Send + 'static;
     /// What its import functions run on: its state and the call's uses.
     type View<'a>: Send;
+
+    /// Its source as the config names it (`config.mock`: fixtures).
+    fn from_config(config: &HostConfig) -> Result<Self::Source, ConfigError>;
 
     /// The state of a call granted this capability.
     fn bind(source: &Self::Source, caller: Caller<'_>) -> Self::Ctx;

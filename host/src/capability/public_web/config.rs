@@ -31,7 +31,9 @@ impl PublicWebConfig {
         }
         for origin in &self.allow {
             if Origin::parse_origin(origin).is_none() {
-                return Err(format!("public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"));
+                return Err(format!(
+                    "public_web.allow entry `{origin}` is not an origin (scheme://host[:port])"
+                ));
             }
         }
         for (origin, base) in &self.routes {

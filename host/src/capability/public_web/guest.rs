@@ -4,12 +4,13 @@
 //! `denied` when the call has none, recorded as a receipt, its failure
 //! mapped to the WIT `fetch-error`), and its linker wiring.
 
-use super::source::{PublicWebSource, WebAnswer, WebFailure, WebResponse};
+use super::source::{PublicWeb, PublicWebSource, WebAnswer, WebFailure, WebResponse};
 use crate::bindings::public_web;
 use crate::capability::kind::CapabilityKind;
 use crate::capability::receipt::Receipt;
 use crate::capability::unit::{Caller, Capability, Project};
 use crate::capability::uses::CallUses;
+use crate::config::{ConfigError, HostConfig};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{HasData, Linker};
@@ -43,6 +44,10 @@ impl Capability for PublicWebCapability {
     type Source = Arc<dyn PublicWebSource>;
     type Ctx = PublicWebCtx;
     type View<'a> = PublicWebView<'a>;
+
+    fn from_config(config: &HostConfig) -> Result<Self::Source, ConfigError> {
+        Ok(Arc::new(PublicWeb::new(&config.public_web, config.mock)))
+    }
 
     fn bind(source: &Self::Source, _caller: Caller<'_>) -> PublicWebCtx {
         PublicWebCtx { source: Some(Arc::clone(source)) }
@@ -86,7 +91,8 @@ impl PublicWebView<'_> {
         Ok(match self.ctx.source.clone() {
             Some(web) => Ok(web),
             None => {
-                let receipt = Receipt::new(CapabilityKind::PublicWeb, "unbound".into(), "denied", Instant::now());
+                let receipt =
+                    Receipt::new(CapabilityKind::PublicWeb, "unbound".into(), "denied", Instant::now());
                 self.uses.record(receipt, false, false);
                 Err(WebFailure::Denied)
             }
@@ -166,8 +172,11 @@ mod tests {
         let mut bench = Bench::<PublicWebCapability>::unbound(Duration::from_secs(5));
         let answer = run(async { bench.view().get(SEARCH.into()).await.unwrap() });
         assert!(matches!(answer, Err(public_web::FetchError::Denied)));
-        assert_eq!(bench.receipts()[0].target, "unbound");
-        assert_eq!(bench.receipts()[0].status, "denied");
+        let receipt = &bench.receipts()[0];
+        assert_eq!(
+            (receipt.capability, receipt.target.as_str(), receipt.status.as_str()),
+            (CapabilityKind::PublicWeb, "unbound", "denied")
+        );
     }
 
     #[test]

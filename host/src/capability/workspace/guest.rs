@@ -6,11 +6,13 @@
 //! failure mapped to the WIT `read-error`), and its linker wiring.
 
 use super::source::{Answer, ReadFailure, WorkspaceRead, WorkspaceSource, guest_read};
+use super::sources::from_config;
 use crate::bindings::workspace;
 use crate::capability::kind::CapabilityKind;
 use crate::capability::receipt::Receipt;
 use crate::capability::unit::{Caller, Capability, Project};
 use crate::capability::uses::CallUses;
+use crate::config::{ConfigError, HostConfig};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::{HasData, Linker};
@@ -46,6 +48,10 @@ impl Capability for WorkspaceCapability {
     type Source = Arc<dyn WorkspaceSource>;
     type Ctx = WorkspaceCtx;
     type View<'a> = WorkspaceView<'a>;
+
+    fn from_config(config: &HostConfig) -> Result<Self::Source, ConfigError> {
+        from_config(&config.workspace, config.mock)
+    }
 
     fn bind(source: &Self::Source, caller: Caller<'_>) -> WorkspaceCtx {
         WorkspaceCtx { source: Some(Arc::clone(source)), workspace_id: caller.workspace.map(str::to_owned) }
@@ -179,11 +185,15 @@ mod tests {
     #[test]
     fn a_call_without_a_workspace_is_unauthorized() {
         let source: Arc<dyn WorkspaceSource> = Arc::new(mock::source());
-        let mut bench = Bench::<WorkspaceCapability>::bound(&source, Caller::default(), Duration::from_secs(5));
+        let mut bench =
+            Bench::<WorkspaceCapability>::bound(&source, Caller::default(), Duration::from_secs(5));
         let answer = run(async { bench.view().feed().await.unwrap() });
         assert!(matches!(answer, Err(workspace::ReadError::Unauthorized)));
-        assert_eq!(bench.receipts()[0].target, "unbound:feed");
-        assert_eq!(bench.receipts()[0].status, "unauthorized");
+        let receipt = &bench.receipts()[0];
+        assert_eq!(
+            (receipt.capability, receipt.target.as_str(), receipt.status.as_str()),
+            (CapabilityKind::Workspace, "unbound:feed", "unauthorized")
+        );
     }
 
     #[test]

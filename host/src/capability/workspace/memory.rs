@@ -1,10 +1,10 @@
 //! A workspace held in memory: the mock fixtures, or any document an
 //! embedder (or a benchmark) supplies.
 
-use harmonia_contract::workspace_document::WorkspaceDocument;
 use super::source::{
     Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, answered, read_receipt,
 };
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};

@@ -4,8 +4,8 @@
 //! read, so it is `current`. (The public web's fixture is
 //! `capability::public_web::mock`.)
 
-use harmonia_contract::workspace_document::WorkspaceDocument;
 use super::memory::MemorySource;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use std::sync::OnceLock;
 
 /// The demo workspace document (also what `harmonia demo` imports).

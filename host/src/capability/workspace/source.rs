@@ -122,7 +122,9 @@ pub fn read_receipt(
     started: Instant,
 ) -> Receipt {
     match result {
-        Ok(document) => Receipt::new(CapabilityKind::Workspace, target, "ok", started).with_body(document.body.as_bytes()),
+        Ok(document) => {
+            Receipt::new(CapabilityKind::Workspace, target, "ok", started).with_body(document.body.as_bytes())
+        }
         Err(failure) => Receipt::new(CapabilityKind::Workspace, target, failure.as_status(), started),
     }
 }
@@ -189,7 +191,10 @@ pub fn on_blocking_pool<'a, S: WorkspaceSource>(
         let run = move || blocking(&source, &workspace, owned.as_read(), deadline);
         tokio::task::spawn_blocking(run).await.unwrap_or_else(|_| {
             let target = format!("{kind}:{name}");
-            (Err(ReadFailure::Unavailable), Receipt::new(CapabilityKind::Workspace, target, "unavailable", started))
+            (
+                Err(ReadFailure::Unavailable),
+                Receipt::new(CapabilityKind::Workspace, target, "unavailable", started),
+            )
         })
     })
 }
@@ -214,7 +219,10 @@ fn refused_unasked(source: &dyn WorkspaceSource, read: WorkspaceRead<'_>) -> Opt
     let reserved = read.job_id().is_some_and(is_reserved_job_id);
     reserved.then(|| {
         let target = format!("{}:{}", source.kind(), read.name());
-        (Err(ReadFailure::NotFound), Receipt::new(CapabilityKind::Workspace, target, "invalid_job_id", Instant::now()))
+        (
+            Err(ReadFailure::NotFound),
+            Receipt::new(CapabilityKind::Workspace, target, "invalid_job_id", Instant::now()),
+        )
     })
 }
 

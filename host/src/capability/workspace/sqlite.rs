@@ -16,14 +16,15 @@
 //! one is written only when it is the user's own regular file (not a
 //! symbolic link), its mode narrowed to 0600.
 
-use harmonia_contract::workspace_document::{
-    DocumentError, DocumentHead, DocumentSink, Post, WorkspaceDocument, engagement_json, parse_stream,
-};
 use super::source::{
-    Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, on_blocking_pool, read_receipt,
+    Answer, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, on_blocking_pool,
+    read_receipt,
 };
 use crate::capability::kind::CapabilityKind;
 use crate::capability::receipt::{Receipt, remaining};
+use harmonia_contract::workspace_document::{
+    DocumentError, DocumentHead, DocumentSink, Post, WorkspaceDocument, engagement_json, parse_stream,
+};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, Transaction, params};
 use serde_json::{Map, Value};
 use std::fs::File;
