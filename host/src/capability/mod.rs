@@ -25,7 +25,7 @@
 pub(crate) mod http_client;
 pub(crate) mod public_address;
 pub mod public_web;
-pub use harmonia_contract::url;
+pub(crate) use harmonia_contract::url;
 pub mod workspace;
 
 use serde::Serialize;
@@ -82,7 +82,7 @@ impl Receipt {
     }
 }
 
-pub use harmonia_contract::digest::sha256_hex;
+pub(crate) use harmonia_contract::digest::sha256_hex;
 
 /// Link both capabilities' imports (and the shared types, which carry no
 /// functions); the loader's policy decides which one a plugin may import.

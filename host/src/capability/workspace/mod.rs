@@ -19,7 +19,7 @@
 //! tokens never reach any plugin; and the job ids `.` and `..`, which no
 //! path segment can carry, are refused before any source is asked.
 
-pub use harmonia_contract::workspace_document as document;
+pub(crate) use harmonia_contract::workspace_document as document;
 pub(crate) mod guest;
 pub use guest::INTERFACE;
 pub mod http;
