@@ -2,7 +2,7 @@
 //! Every envelope must hold only its own workspace's data, and the host's
 //! resident memory must stay bounded over the run.
 
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_host::capability::workspace::sqlite::import;
 use harmonia_host::config::HostConfig;
 use harmonia_host::{CallContext, Host};

@@ -6,8 +6,8 @@
 //! `harmonia bench` prints the same figures (and more) without criterion.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_guest_sdk::{FeedRead, ReadError, Workspace};
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::memory::MemorySource;
 use harmonia_host::config::HostConfig;
 use harmonia_host::{CallContext, Host};

@@ -114,7 +114,7 @@ fn one(
     let envelope = host.call(tool, "{}", &context)?;
     anyhow::ensure!(envelope.is_success(), "{tool} failed on {{}}: {}", envelope.to_json());
 
-    let hash_ms = median_of(effort.loads, || Ok(harmonia_host::capability::sha256_hex(&bytes)))?;
+    let hash_ms = median_of(effort.loads, || Ok(harmonia_contract::digest::sha256_hex(&bytes)))?;
     let shape_ms = median_of(effort.loads, || Ok(ComponentShape::read(&bytes)?))?;
     let load_ms = median_of(effort.loads, || load(path, &bytes))?;
 

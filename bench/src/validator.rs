@@ -9,11 +9,11 @@
 
 use super::Report;
 use anyhow::{Context, Result};
-use harmonia_host::liaison::answer::MAX_ANSWER_CHARS;
-use harmonia_host::liaison::mutation::{self, Context as Quoted};
+use harmonia_contract::liaison::answer::MAX_ANSWER_CHARS;
+use harmonia_contract::liaison::mutation::{self, Context as Quoted};
+use harmonia_contract::liaison::trace::Trace;
+use harmonia_contract::liaison::validator::{Mode, validate};
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::Trace;
-use harmonia_host::liaison::validator::{Mode, validate};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};

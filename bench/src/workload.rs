@@ -1,10 +1,10 @@
 //! The realistic workload: a workspace of 1,000 measured posts, mock
 //! public signals, and the same data offered to the tools' logic natively.
 
+use harmonia_contract::url::parse_http_url;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_guest_sdk::{FeedRead, FetchError, PublicWeb, ReadError, Response, Workspace};
 use harmonia_host::capability::public_web::mock;
-use harmonia_host::capability::url::parse_http_url;
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use serde_json::{Value, json};
 
 /// Posts in the benchmark workspace.
@@ -75,7 +75,7 @@ impl Workspace for NativeWorkspace {
         Ok(FeedRead {
             document: Value::Object(self.document.feed.clone()).to_string(),
             updated_at: self.document.updated_at.clone(),
-            read_at: harmonia_host::time::now_rfc3339(),
+            read_at: harmonia_contract::time::now_rfc3339(),
         })
     }
 

@@ -29,42 +29,16 @@ pub fn log_level() -> Level {
 
 /// A host from the shared options.
 pub fn build_host(args: &HostArgs) -> Result<Host> {
-    build_host_with(args, None, 0)
-}
-
-/// A host from the shared options, counting into `metrics` when given.
-pub fn build_host_with(
-    args: &HostArgs,
-    metrics: Option<harmonia_host::metrics::Metrics>,
-    calls_at_least: u32,
-) -> Result<Host> {
     let mut config = load_config(args.config.as_deref())?;
     config.mock |= args.mock;
-    raise_call_slots(&mut config, calls_at_least);
     let mut builder = Host::builder(config).log(Arc::new(StderrLog { min_level: log_level() }));
     if let Some(progress) = crate::progress::CompileSpinner::unless_quiet(args.quiet) {
         builder = builder.compile_progress(progress);
-    }
-    if let Some(metrics) = metrics {
-        builder = builder.metrics(metrics);
     }
     for path in &args.plugins {
         builder = builder.component_file(path)?;
     }
     builder.build().context("cannot start the host")
-}
-
-/// Raise `limits.max_calls` to `at_least` (the server's in-flight
-/// bound), never lower it.
-fn raise_call_slots(config: &mut HostConfig, at_least: u32) {
-    if config.limits.max_calls < at_least {
-        tracing::info!(
-            from = config.limits.max_calls,
-            to = at_least,
-            "limits.max_calls raised to the server's max_in_flight_calls"
-        );
-        config.limits.max_calls = at_least;
-    }
 }
 
 /// Read a file for a command, as a usage error when it cannot be read.
@@ -84,21 +58,4 @@ pub fn load_skills(dir: Option<&Path>) -> Result<harmonia_host::liaison::skills:
 /// The workspace from `--workspace`, else `$HARMONIA_WORKSPACE`.
 pub fn workspace(flag: Option<String>) -> Option<String> {
     flag.or_else(|| std::env::var("HARMONIA_WORKSPACE").ok()).filter(|id| !id.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_servers_in_flight_bound_raises_the_call_slots_never_lowers_them() {
-        let mut config = HostConfig::default();
-        config.limits.max_calls = 8;
-        raise_call_slots(&mut config, 1024);
-        assert_eq!(config.limits.max_calls, 1024);
-        raise_call_slots(&mut config, 16);
-        assert_eq!(config.limits.max_calls, 1024);
-        raise_call_slots(&mut config, 0);
-        assert_eq!(config.limits.max_calls, 1024);
-    }
 }

@@ -21,19 +21,23 @@
 //! broke and the JSON path, how it failed, what it wrote to stdout. The
 //! envelope itself never carries them.
 //!
+//! [`outage::Outage`], a workspace source failing on cue and then
+//! recovering, is here for the demo and the session tests alike.
+//!
 //! A reference counts as returned when it, or its last `/`-, `=`- or
 //! `?`-separated segment (an id inside a URL), appears in a body the
 //! capability served during that call. When loading fails, the later checks
 //! are reported as not run, and fail.
 
 pub mod inputs;
+pub mod outage;
 pub mod scripted;
 
+use harmonia_contract::descriptor::DescriptorError;
+use harmonia_contract::envelope::Envelope;
 use harmonia_host::World;
 use harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON;
 use harmonia_host::config::HostConfig;
-use harmonia_host::descriptor::DescriptorError;
-use harmonia_host::envelope::Envelope;
 use harmonia_host::host::{CallContext, CallRecord, Host, HostError};
 use harmonia_host::log::{LogSink, NullLog};
 use harmonia_host::plugin::{CompileProgress, LoadError, PluginInfo};

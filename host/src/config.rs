@@ -19,7 +19,7 @@
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |
 //! | `limits.fuel` | none (epoch deadlines only) |
-//! | `limits.max_calls` | 256 calls in flight, blocking and async alike (`harmonia serve` raises it to its `max_in_flight_calls`); further calls wait up to their deadline, then end as the retryable `dependency_unavailable`. The old `max_concurrent_calls` and `max_async_calls` are refused, naming it |
+//! | `limits.max_calls` | 256 calls in flight, blocking and async alike (`harmonia serve` sets it to its `max_in_flight_calls`); further calls wait up to their deadline, then end as the retryable `dependency_unavailable`. The old `max_concurrent_calls` and `max_async_calls` are refused, naming it |
 //! | `limits.pooling` | `true` |
 //! | `limits.max_core_instances_per_component` | 64; 1 to 1000 |
 //! | `limits.max_memories_per_component` | 4; 1 to 100 |

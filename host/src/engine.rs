@@ -164,6 +164,8 @@ pub struct Runtime {
     pub linker: Linker<CallState>,
     /// Calls in flight (`limits.max_calls`).
     pub slots: tokio::sync::Semaphore,
+    /// How many slots there are.
+    pub max_calls: u32,
     /// Runs blocking calls and loads.
     pub facade: Facade,
     /// Precompiled components, when the cache is on and usable.
@@ -201,6 +203,7 @@ impl Runtime {
             engine,
             linker,
             slots: tokio::sync::Semaphore::new(limits.max_calls as usize),
+            max_calls: limits.max_calls,
             facade,
             metrics: None,
             _ticker: ticker,

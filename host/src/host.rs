@@ -377,6 +377,17 @@ impl Host {
         })
     }
 
+    /// Wait until no call runs (every call slot free), or `timeout`
+    /// passes; true when idle. Calls arriving meanwhile wait behind the
+    /// drain (the slots are fair), so a server stopping uses this last.
+    pub async fn drained(&self, timeout: Duration) -> bool {
+        let runtime = &self.inner.runtime;
+        matches!(
+            tokio::time::timeout(timeout, runtime.slots.acquire_many(runtime.max_calls)).await,
+            Ok(Ok(_))
+        )
+    }
+
     /// Call `tool` with `input` (JSON text) for `context`, on this thread:
     /// [`Host::call_async`]'s future, polled here to its end. Works from any
     /// thread, inside an async runtime or not; the host's own small runtime

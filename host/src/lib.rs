@@ -8,10 +8,12 @@
 //! Parts:
 //! - [`config`]: `harmonia.toml` as data, composed of the sections each
 //!   part owns (limits, each capability); every default documented.
-//! - [`contract`], [`envelope`], [`descriptor`], [`time`]: the contract's
-//!   tables and pure parsers (codes and categories, the envelope and its
-//!   evidence ids, descriptors, RFC 3339 time), re-exported from the
-//!   `harmonia-contract` crate, which holds them without wasmtime or I/O.
+//! - The contract's tables and pure parsers (codes and categories, the
+//!   envelope and its evidence ids, descriptors, RFC 3339 time, the
+//!   answer, trace and validator) are the `harmonia-contract` crate's,
+//!   without wasmtime or I/O; embedders use it directly. The host
+//!   re-exports only the types its own signatures name ([`Envelope`],
+//!   [`Descriptor`], [`Scope`]).
 //! - `policy`: which imports each world is granted, as data (the
 //!   capabilities' interfaces and worlds from the capability table).
 //! - `engine`: the engine, epoch ticker, shared linker, call slots, and
@@ -38,8 +40,8 @@
 //! - `bindings`: the generated host-side WIT bindings, only.
 //! - [`host`]: [`Host`], [`HostBuilder`], [`CallContext`].
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
-//! - [`liaison`]: sessions, the host key and skill directories; the
-//!   answer, trace, skills and validator re-exported from the contract crate.
+//! - [`liaison`]: sessions, the host key and skill directories (the
+//!   answer, trace and validator are the contract crate's).
 //! - [`log`]: structured log records and sinks.
 //! - [`metrics`]: Prometheus counters, gauges and histograms.
 
@@ -58,10 +60,10 @@ pub mod log;
 pub mod metrics;
 pub mod plugin;
 
-// The contract's tables and pure parsers live in `harmonia-contract`; the
-// host serves them at the paths it always had.
-pub use harmonia_contract::codes as contract;
-pub use harmonia_contract::{descriptor, envelope, time};
+// The contract's tables and pure parsers live in `harmonia-contract`, which
+// embedders use directly; inside the host they keep short paths.
+pub(crate) use harmonia_contract::codes as contract;
+pub(crate) use harmonia_contract::{descriptor, envelope, time};
 
 // The machinery behind it, private so it can change freely.
 mod bindings;
@@ -82,5 +84,8 @@ pub use limits::{
 pub use policy::{Grant, ImportError, RefusedImport};
 
 pub use config::HostConfig;
-pub use envelope::Envelope;
+// The contract's types in the host's own signatures, so a plain embedder
+// needs one crate; everything else is `harmonia_contract`'s.
+pub use harmonia_contract::descriptor::{Descriptor, Scope};
+pub use harmonia_contract::envelope::Envelope;
 pub use host::{CallContext, CallError, CallRecord, Host, HostBuilder, HostError};

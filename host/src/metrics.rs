@@ -35,14 +35,12 @@ pub const DURATION_BUCKETS: [f64; 20] = [
     5.0, 10.0, 30.0, 60.0, 120.0,
 ];
 
-/// Which bound a call waited at: the host's call slots or the server's
-/// in-flight permits.
+/// Which bound a call waited at: the host's call slots (under
+/// `harmonia serve`, its `max_in_flight_calls`) or a credential's share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
     /// `limits.max_calls` in the host.
     HostSlots,
-    /// `limits.max_in_flight_calls` in `harmonia serve`.
-    ServeInFlight,
     /// `limits.max_in_flight_calls_per_credential` in `harmonia serve`.
     CredentialInFlight,
 }
@@ -51,7 +49,6 @@ impl Bound {
     fn label(self) -> &'static str {
         match self {
             Self::HostSlots => "host_slots",
-            Self::ServeInFlight => "serve_in_flight",
             Self::CredentialInFlight => "credential_in_flight",
         }
     }

@@ -7,12 +7,12 @@
 //! `structuredContent` and as JSON text, with `isError` true exactly when
 //! `status` is `error`.
 
-use harmonia_host::Envelope;
-use harmonia_host::contract::{CODE_PATTERN, Category, DEPENDENCY_UNAVAILABLE};
-use harmonia_host::descriptor::{Descriptor, Scope};
-use harmonia_host::envelope::{
+use harmonia_contract::codes::{CODE_PATTERN, Category, DEPENDENCY_UNAVAILABLE};
+use harmonia_contract::descriptor::{Descriptor, Scope};
+use harmonia_contract::envelope::{
     ErrorObject, MAX_EVIDENCE, MAX_MESSAGE_CHARS, MAX_REFERENCE_CHARS, MAX_SOURCE_CHARS, Provenance,
 };
+use harmonia_host::Envelope;
 use harmonia_host::liaison::session::CALL_REFUSED;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
@@ -243,7 +243,7 @@ mod tests {
         let success =
             |items: Vec<Value>| json!({"status": "success", "data": {}, "error": null, "evidence": items});
         let cited = |source: &str, provenance: &str, reference: Option<&str>| {
-            let id = harmonia_host::envelope::evidence_id(
+            let id = harmonia_contract::envelope::evidence_id(
                 source,
                 if provenance == "mock" { Provenance::Mock } else { Provenance::Live },
                 reference,

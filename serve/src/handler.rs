@@ -13,11 +13,13 @@
 //! Calls run through `Host::call_async`, each in its own task (so a call
 //! finishes, within its deadline, even when its client goes away): a call
 //! waiting on an upstream holds no thread, and a spinning guest yields
-//! every millisecond. At most `limits.max_in_flight_calls` run at once. A call past the bound waits for a
-//! permit up to its deadline (the tool's, capped by the request timeout);
-//! if none frees by then it is answered with the retryable
-//! `dependency_unavailable` envelope, having never run. Waits, refusals
-//! and outcomes are counted in the host's metrics.
+//! every millisecond. The tool is looked up once, for its deadline; an
+//! unknown tool is answered as one not allowed. At most
+//! `limits.max_in_flight_calls` run at once, bounded by the host's call
+//! slots (one gate, sized by the server): a call past the bound waits for
+//! a slot up to its deadline; if none frees by then it is answered with
+//! the retryable `dependency_unavailable` envelope, having never run.
+//! Waits, refusals and outcomes are counted in the metrics.
 //!
 //! Over HTTP every credential has its share: at most
 //! `limits.max_in_flight_calls_per_credential` of its calls run at once
@@ -34,12 +36,12 @@ use crate::sessions::handle::META_KEY;
 use crate::state::ServeState;
 use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
-use harmonia_host::CallContext;
+use harmonia_contract::liaison::trace::EntryKind;
+use harmonia_contract::liaison::validator::RuleCode;
 use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
-use harmonia_host::liaison::trace::EntryKind;
-use harmonia_host::liaison::validator::RuleCode;
 use harmonia_host::metrics::{Bound, Metrics};
+use harmonia_host::{CallContext, CallError};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation,
@@ -54,7 +56,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -229,6 +231,7 @@ impl McpServer {
         &self,
         principal: Principal,
         tool: String,
+        deadline: Duration,
         args: Value,
         guard: Guard,
         parent: Option<TraceParent>,
@@ -242,7 +245,8 @@ impl McpServer {
             }
             return Ok(catalog::result(&catalog::rate_limited(wait)).into());
         }
-        let Some(permit) = self.permit(&principal, &tool).await else {
+        let wait = deadline.min(self.state.limits.request_timeout());
+        let Some(permit) = self.credential_permit(&principal, &tool, wait).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
         let ran = match guard {
@@ -255,10 +259,13 @@ impl McpServer {
                 let state = Arc::clone(&self.state);
                 tokio::spawn(async move {
                     let _permit = permit;
-                    let record = host
-                        .call_recorded_async(&tool, &args.to_string(), &context)
-                        .await
-                        .map_err(|error| Unanswered::Session(error.to_string()))?;
+                    let record = match host.call_recorded_async(&tool, &args.to_string(), &context).await {
+                        Ok(record) => record,
+                        // Looked up before, gone now: the plugins changed
+                        // between; answered as any tool not offered.
+                        Err(CallError::UnknownTool(_)) => return Ok((catalog::not_allowed(), None)),
+                        Err(error) => return Err(Unanswered::Session(error.to_string())),
+                    };
                     state.record_spans(&tool, &record, parent.as_ref());
                     Ok::<_, Unanswered>((record.envelope, None))
                 })
@@ -290,7 +297,6 @@ impl McpServer {
                 let state = Arc::clone(&self.state);
                 // The session is held for the call: its deadline, and a
                 // margin for recording it.
-                let deadline = state.liaison.host().deadline(&tool).unwrap_or_default();
                 let lease =
                     (deadline + std::time::Duration::from_secs(5)).min(state.limits.request_timeout());
                 tokio::spawn(async move {
@@ -337,70 +343,53 @@ impl McpServer {
     }
 }
 
-/// A call's permits: the credential's (over HTTP) and the server's.
-struct CallPermit {
-    _server: OwnedSemaphorePermit,
-    credential: Option<(Arc<Tenants>, String, OwnedSemaphorePermit)>,
-}
+/// A credential's share of the calls in flight, held while its call runs.
+struct CredentialPermit(Option<(Arc<Tenants>, String, OwnedSemaphorePermit)>);
 
-impl Drop for CallPermit {
+impl Drop for CredentialPermit {
     fn drop(&mut self) {
-        if let Some((tenants, id, permit)) = self.credential.take() {
+        if let Some((tenants, id, permit)) = self.0.take() {
             tenants.end_call(&id, permit);
         }
     }
 }
 
 impl McpServer {
-    /// A call permit, waiting up to the call's deadline for one to free
-    /// (first the credential's, then the server's); `None` when the
-    /// deadline passed first.
-    async fn permit(&self, principal: &Principal, tool: &str) -> Option<CallPermit> {
-        let deadline = self.state.liaison.host().deadline(tool).unwrap_or_default();
-        let wait = deadline.min(self.state.limits.request_timeout());
-        let started = Instant::now();
-        let credential = if self.fixed.is_none() {
-            let tenants = &self.state.tenants;
-            let calls = tenants.calls(&principal.id);
-            let permit = match Arc::clone(&calls).try_acquire_owned() {
-                Ok(permit) => Some(permit),
-                Err(_) => {
-                    let permit =
-                        tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
-                    if let Some(metrics) = self.state.metrics() {
-                        metrics.slot_wait(Bound::CredentialInFlight, started.elapsed(), permit.is_some());
-                    }
-                    permit
-                }
-            };
-            let Some(permit) = permit else {
+    /// The credential's permit for a call (over HTTP; a stdio connection
+    /// has one client and no share), waiting up to `wait` for one to
+    /// free; `None` when the wait ended first. The server-wide bound is
+    /// the host's call slots, waited for inside the call.
+    async fn credential_permit(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        wait: Duration,
+    ) -> Option<CredentialPermit> {
+        if self.fixed.is_some() {
+            return Some(CredentialPermit(None));
+        }
+        let tenants = &self.state.tenants;
+        let calls = tenants.calls(&principal.id);
+        let permit = match Arc::clone(&calls).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                let started = Instant::now();
+                let permit =
+                    tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
                 if let Some(metrics) = self.state.metrics() {
-                    metrics.call_unavailable(tool, started.elapsed());
+                    metrics.slot_wait(Bound::CredentialInFlight, started.elapsed(), permit.is_some());
+                    if permit.is_none() {
+                        metrics.call_unavailable(tool, started.elapsed());
+                    }
                 }
-                tracing::warn!(tool = %tool, "call answered busy: the credential's calls held its share until the deadline");
-                return None;
-            };
-            Some((Arc::clone(tenants), principal.id.clone(), permit))
-        } else {
-            None
-        };
-        let calls = Arc::clone(&self.state.calls);
-        if let Ok(permit) = Arc::clone(&calls).try_acquire_owned() {
-            return Some(CallPermit { _server: permit, credential });
-        }
-        let left = wait.saturating_sub(started.elapsed());
-        let permit = tokio::time::timeout(left, calls.acquire_owned()).await.ok().and_then(Result::ok);
-        let waited = started.elapsed();
-        if let Some(metrics) = self.state.metrics() {
-            metrics.slot_wait(Bound::ServeInFlight, waited, permit.is_some());
-            if permit.is_none() {
-                metrics.call_unavailable(tool, waited);
+                permit
             }
-        }
-        if permit.is_none() {
-            tracing::warn!(tool = %tool, waited_ms = waited.as_millis() as u64, "call answered busy: no call slot freed before its deadline");
-        }
-        permit.map(|permit| CallPermit { _server: permit, credential })
+        };
+        let Some(permit) = permit else {
+            tracing::warn!(tool = %tool, "call answered busy: the credential's calls held its share until the deadline");
+            return None;
+        };
+        Some(CredentialPermit(Some((Arc::clone(tenants), principal.id.clone(), permit))))
     }
 }
 
@@ -488,16 +477,19 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = self.principal(&context)?;
         let tool = request.name.to_string();
-        if !principal.allows(&tool) || self.state.liaison.host().descriptor(&tool).is_none() {
+        // The tool's one lookup: whether it is loaded, and its deadline
+        // (for the credential's wait and a stateless session's lease).
+        let deadline = principal.allows(&tool).then(|| self.state.liaison.host().deadline(&tool)).flatten();
+        let Some(deadline) = deadline else {
             tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
             if let Some(metrics) = self.state.metrics() {
                 metrics.call_refused(&tool, None);
             }
             return Ok(catalog::result(&catalog::not_allowed()).into());
-        }
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let guard = self.guard(&context.meta.0);
-        self.call(principal, tool, args, guard, trace_parent(&context.meta.0)).await
+        self.call(principal, tool, deadline, args, guard, trace_parent(&context.meta.0)).await
     }
 
     async fn list_prompts(

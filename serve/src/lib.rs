@@ -8,6 +8,10 @@
 //! - [`config`]: the serve config (tokens, JWT, bounds).
 //! - [`auth`]: static tokens (hashes only) and JWTs → a [`auth::Principal`].
 //! - [`catalog`]: tools as MCP tools, envelopes as MCP results.
+//! - [`run`]: a whole server from its configs ([`run()`]): the host
+//!   with the server's call bound, log and metrics, then stdio or HTTP
+//!   until drained; the rules that make a start safe.
+//! - [`logging`]: one log format, the host's records among the server's.
 //! - [`open_files`]: raising the process's open-files limit.
 //! - [`stalled_writes`]: connections that fail once the client stops reading.
 //! - [`state`]: what every connection shares; the in-flight call slots.
@@ -29,11 +33,15 @@ pub mod catalog;
 pub mod config;
 pub mod handler;
 pub mod http;
+pub mod logging;
 pub mod open_files;
 pub mod replica;
+pub mod run;
 pub mod sessions;
 pub mod stalled_writes;
 pub mod state;
 pub mod stdio;
 pub mod telemetry;
 pub mod tenants;
+
+pub use run::{Serve, ServeError, Transport, bound_calls, run};

@@ -1,6 +1,7 @@
 //! What every connection shares: the liaison (host, skills, trace key),
-//! the bounds, the in-flight call slots, every credential's share and
-//! the call spans.
+//! the bounds, every credential's share and the call spans. The calls in
+//! flight are bounded once, by the host's call slots (`harmonia serve`
+//! sizes them to `limits.max_in_flight_calls`).
 
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
 use crate::sessions::{GuardedSessions, SetupError};
@@ -10,7 +11,6 @@ use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
 use harmonia_host::metrics::Metrics;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 
 /// Shared server state.
 pub struct ServeState {
@@ -18,8 +18,6 @@ pub struct ServeState {
     pub liaison: Liaison,
     /// The bounds.
     pub limits: Limits,
-    /// One permit per tool call running.
-    pub calls: Arc<Semaphore>,
     /// Every credential's share of the bounds, and its rate.
     pub tenants: Arc<Tenants>,
     /// The key that verifies traces this server signs.
@@ -77,7 +75,6 @@ impl ServeState {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
             sessions: GuardedSessions::new(sessions, &limits)?,
-            calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
             liaison,
             limits,
@@ -106,7 +103,6 @@ impl ServeState {
 
     /// Wait until no call runs, or `timeout` passes; true when idle.
     pub async fn drained(&self, timeout: std::time::Duration) -> bool {
-        let all = self.limits.max_in_flight_calls;
-        matches!(tokio::time::timeout(timeout, self.calls.acquire_many(all)).await, Ok(Ok(_)))
+        self.liaison.host().drained(timeout).await
     }
 }

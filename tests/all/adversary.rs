@@ -13,10 +13,10 @@
 //!   before any traffic;
 //! - configuration: the wasm stack range agrees with the engine.
 
+use harmonia_contract::liaison::validator::Mode;
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::skills::{Skill, SkillSet};
-use harmonia_host::liaison::validator::Mode;
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::assert_test_exists;
 use harmonia_testkit::hosts::{bare_config, host_with, try_host_with};

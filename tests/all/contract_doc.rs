@@ -8,10 +8,10 @@
 //! - and the guarantee of §7 that had no test of its own: a call's log
 //!   records carry neither its arguments' values nor its data.
 
+use harmonia_contract::codes::{STABLE_CODES, stable_code};
+use harmonia_contract::liaison::validator::RuleCode;
 use harmonia_host::config::HostConfig;
-use harmonia_host::contract::{STABLE_CODES, stable_code};
 use harmonia_host::liaison::session::CALL_REFUSED;
-use harmonia_host::liaison::validator::RuleCode;
 use harmonia_host::log::MemoryLog;
 use harmonia_host::{CallContext, Host};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Hostile guests: each gets its exact envelope, and the host stays
 //! healthy afterwards.
 
-use harmonia_host::envelope::Envelope;
+use harmonia_contract::envelope::Envelope;
 use harmonia_host::log::{Level, MemoryLog};
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::assert_test_exists;

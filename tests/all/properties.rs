@@ -5,15 +5,15 @@
 //! Cases per property are fixed (`CASES`, `SQLITE_CASES`) so a run's total
 //! is known: 8 × 512 + 2 × 64 = 4,224 generated cases.
 
+use harmonia_contract::codes::Category;
+use harmonia_contract::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
+use harmonia_contract::liaison::trace::Trace;
+use harmonia_contract::liaison::validator::{Mode, validate};
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_host::capability::workspace::WorkspaceRead;
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::sqlite::{SqliteSource, import};
 use harmonia_host::config::HostConfig;
-use harmonia_host::contract::Category;
-use harmonia_host::envelope::{Envelope, ErrorObject, EvidenceItem, Provenance};
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::Trace;
-use harmonia_host::liaison::validator::{Mode, validate};
 use harmonia_testkit::tempdir::TempDir;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};

@@ -205,6 +205,6 @@ fn receipts_record_each_use() {
         assert_eq!(receipt["target"], "https://hn.algolia.com/api/v1/search?tags=front_page&hitsPerPage=6");
         assert_eq!(receipt["status"], "200");
         assert_eq!(receipt["bytes"], HITS.len());
-        assert_eq!(receipt["sha256"], harmonia_host::capability::sha256_hex(HITS.as_bytes()));
+        assert_eq!(receipt["sha256"], harmonia_contract::digest::sha256_hex(HITS.as_bytes()));
     }
 }

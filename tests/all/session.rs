@@ -1,20 +1,16 @@
 //! Guarded sessions through the library: the pre-dispatch guard, the
 //! trace it records, and skills that must agree with the tools.
 
-use harmonia_host::capability::workspace::{
-    ReadFailure, Reading, WorkspaceRead, WorkspaceSource, answered, mock,
-};
-use harmonia_host::capability::{CapabilityKind, Receipt};
+use harmonia_conformance::outage::Outage;
+use harmonia_contract::liaison::trace::EntryKind;
+use harmonia_contract::liaison::validator::Mode;
+use harmonia_host::capability::workspace::mock;
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::{Liaison, Limit, SessionError, SessionLimits};
 use harmonia_host::liaison::skills::{Skill, SkillError, SkillSet};
-use harmonia_host::liaison::trace::EntryKind;
-use harmonia_host::liaison::validator::Mode;
 use harmonia_host::{CallContext, Host};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 fn liaison() -> Liaison {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
@@ -162,36 +158,8 @@ fn the_skill_files_on_disk_are_the_built_in_ones() {
     assert_eq!(key(harmonia_host::liaison::skills::load_dir(&dir).unwrap()), key(SkillSet::builtin()));
 }
 
-/// The mock workspace, whose first read is an outage.
-#[derive(Debug)]
-struct OutageFirst {
-    inner: Arc<dyn WorkspaceSource>,
-    failed: AtomicBool,
-}
-
-impl WorkspaceSource for OutageFirst {
-    fn kind(&self) -> &'static str {
-        "mock"
-    }
-
-    fn read<'a>(
-        self: Arc<Self>,
-        workspace: &'a str,
-        read: WorkspaceRead<'a>,
-        deadline: Instant,
-    ) -> Reading<'a> {
-        if self.failed.swap(true, Ordering::SeqCst) {
-            return Arc::clone(&self.inner).read(workspace, read, deadline);
-        }
-        answered((
-            Err(ReadFailure::Unavailable),
-            Receipt::new(CapabilityKind::Workspace, "mock:outage".into(), "unavailable", Instant::now()),
-        ))
-    }
-}
-
 fn liaison_with_an_outage() -> Liaison {
-    let source = OutageFirst { inner: Arc::new(mock::source()), failed: AtomicBool::new(false) };
+    let source = Outage::failing(Arc::new(mock::source()), 1);
     let host = Host::builder(HostConfig::default())
         .public_web_mock(true)
         .workspace_source(Arc::new(source))
@@ -348,7 +316,7 @@ fn a_trace_resumes_into_the_same_guard_and_a_forged_one_is_refused() {
         assert_eq!(got["error"]["code"], expected["error"]["code"], "{tool} {args}");
         paused = resumed;
     }
-    let reasons = |trace: &harmonia_host::liaison::trace::Trace| {
+    let reasons = |trace: &harmonia_contract::liaison::trace::Trace| {
         trace.entries.iter().map(|entry| entry.reason.clone()).collect::<Vec<_>>()
     };
     assert_eq!(reasons(paused.trace()), reasons(unpaused.trace()));
@@ -362,7 +330,7 @@ fn a_trace_resumes_into_the_same_guard_and_a_forged_one_is_refused() {
     assert_eq!(error, SessionError::LimitReached { limit: Limit::Refusals, bound: 2 });
 
     // A trace no session of these skills could have recorded.
-    let resume = |trace: harmonia_host::liaison::trace::Trace| {
+    let resume = |trace: harmonia_contract::liaison::trace::Trace| {
         paused_liaison.resume(CallContext::for_workspace("ws_demo"), trace, SessionLimits::default()).err()
     };
     let mut no_activation = paused.trace().clone();
@@ -380,5 +348,5 @@ fn a_trace_resumes_into_the_same_guard_and_a_forged_one_is_refused() {
     let mut second_activation = paused.trace().clone();
     second_activation.entries[2].kind = EntryKind::SkillActivation;
     assert!(resume(second_activation).is_some());
-    assert_eq!(resume(harmonia_host::liaison::trace::Trace::default()), Some(ResumeError::NoActivation));
+    assert_eq!(resume(harmonia_contract::liaison::trace::Trace::default()), Some(ResumeError::NoActivation));
 }

@@ -2,14 +2,14 @@
 //! the embedded SQLite store, the internal HTTP API on a loopback server,
 //! and mock fixtures.
 
+use harmonia_contract::time::rfc3339_utc;
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_host::capability::workspace::WorkspaceSource;
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::http::HttpSource;
 use harmonia_host::capability::workspace::memory::MemorySource;
 use harmonia_host::capability::workspace::{mock, sqlite};
 use harmonia_host::config::{HostConfig, WorkspaceConfig, WorkspaceSourceKind};
 use harmonia_host::log::MemoryLog;
-use harmonia_host::time::rfc3339_utc;
 use harmonia_host::{CallContext, Host};
 use harmonia_testkit::expected_evidence_id;
 use harmonia_testkit::hosts::guest_path;
@@ -140,7 +140,7 @@ fn sqlite_feed_judges_freshness_from_updated_at() {
         let data = &envelope["data"];
         assert_eq!(data["freshness"]["state"], state);
         let read_at = data["freshness"]["readAt"].as_str().unwrap();
-        assert!(harmonia_host::time::parse_rfc3339(read_at).is_some() && read_at.ends_with('Z'));
+        assert!(harmonia_contract::time::parse_rfc3339(read_at).is_some() && read_at.ends_with('Z'));
         assert_eq!(data["jobHealth"], json!({"active": 2, "failed": 1}));
         assert_eq!(data["pendingItems"].as_array().unwrap().len(), 2);
         assert_eq!(

@@ -8,7 +8,7 @@
 use crate::args::HostArgs;
 use crate::setup::{UsageError, build_host, log_level};
 use anyhow::Result;
-use harmonia_host::descriptor::Scope;
+use harmonia_contract::descriptor::Scope;
 use harmonia_host::log::Level;
 use harmonia_host::{CallContext, CallRecord};
 use std::io::Read;

@@ -11,7 +11,7 @@
 use crate::setup::UsageError;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use harmonia_host::contract::is_valid_tool_name;
+use harmonia_contract::codes::is_valid_tool_name;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

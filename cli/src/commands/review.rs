@@ -11,7 +11,7 @@
 use super::validate::{self, Trust};
 use crate::setup::{UsageError, load_skills};
 use anyhow::Result;
-use harmonia_host::liaison::validator::Mode;
+use harmonia_contract::liaison::validator::Mode;
 use std::path::Path;
 use std::process::ExitCode;
 

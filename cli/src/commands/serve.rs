@@ -3,17 +3,13 @@
 //! Everything but the flags lives in the `harmonia-serve` crate.
 
 use crate::args::HostArgs;
-use crate::setup::{UsageError, build_host_with, load_config, load_skills, workspace};
-use anyhow::{Context, Result};
+use crate::progress::CompileSpinner;
+use crate::setup::{UsageError, load_config, load_skills, workspace};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use harmonia_host::liaison::session::Liaison;
-use harmonia_host::liaison::signing::TraceSigner;
-use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
-use harmonia_serve::auth::{Authenticator, Principal, jwt::JwtVerifier};
+use harmonia_serve::auth::tokens::TokenFile;
 use harmonia_serve::config::{Rate, ServeConfig};
-use harmonia_serve::http::HttpServer;
-use harmonia_serve::state::ServeState;
-use harmonia_serve::telemetry::CallSpans;
+use harmonia_serve::{Serve, ServeError, Transport};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -99,19 +95,6 @@ pub enum TokenCommand {
     },
 }
 
-fn init_logging() {
-    // The SDK and HTTP crates log whole requests (headers, arguments) at
-    // debug and trace; they stay at warn whatever the level, so no token,
-    // argument or body reaches the log.
-    let level = std::env::var("HARMONIA_LOG").unwrap_or_else(|_| "warn".into());
-    let filter = format!("{level},rmcp=warn,hyper=warn,hyper_util=warn,axum=warn,tower=warn,h2=warn");
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
-}
-
 fn tokens(command: TokenCommand) -> Result<ExitCode> {
     match command {
         TokenCommand::Add { file, workspace, tools, calls_per_second, burst } => {
@@ -151,126 +134,43 @@ fn tokens(command: TokenCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn terminated() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => std::future::pending().await,
-    }
-}
-
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
     if let Some(ServeCommand::Token { command }) = args.command {
         return tokens(command);
     }
-    if !args.stdio && args.http.is_none() {
-        return Err(UsageError("serve needs --stdio or --http ADDR".into()).into());
-    }
-    init_logging();
+    let transport = match (args.stdio, args.http) {
+        (true, _) => {
+            Transport::Stdio { workspace: workspace(args.workspace), tools: args.tools, skill: args.skill }
+        }
+        (false, Some(address)) => {
+            if args.skill.is_some() || !args.tools.is_empty() || args.workspace.is_some() {
+                return Err(UsageError(
+                    "--workspace, --tools and --skill are for --stdio; over HTTP they come from the credential and the path"
+                        .into(),
+                )
+                .into());
+            }
+            Transport::Http(address)
+        }
+        (false, None) => return Err(UsageError("serve needs --stdio or --http ADDR".into()).into()),
+    };
     let config = match &args.serve_config {
         Some(path) => ServeConfig::from_file(path)?,
         None => ServeConfig::default(),
     };
-    // Counted only where `GET /metrics` can serve them.
-    let metrics = (config.metrics.enabled && args.http.is_some()).then(harmonia_host::metrics::Metrics::new);
-    // Every call the server lets in gets an async slot at once.
-    let host = build_host_with(&args.host, metrics, config.limits.max_in_flight_calls)?;
-    let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
-    let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
-        .context("skills and tools disagree")?
-        .with_signer(signer);
-    let skill = match &args.skill {
-        Some(name) => Some(
-            liaison
-                .skills()
-                .get(name)
-                .cloned()
-                .ok_or_else(|| UsageError(format!("unknown skill `{name}`")))?,
-        ),
-        None => None,
+    let mut host = load_config(args.host.config.as_deref())?;
+    host.mock |= args.host.mock;
+    let serve = Serve {
+        config,
+        host,
+        plugins: args.host.plugins,
+        skills: load_skills(args.skills.as_deref())?,
+        transport,
+        compile_progress: CompileSpinner::unless_quiet(args.host.quiet),
     };
-    // Built outside the runtime: the exporter's blocking HTTP client may
-    // not be made or dropped inside it.
-    let spans = CallSpans::from_config(&config.telemetry)?;
-    let state = ServeState::from_config(liaison, &config, spans.clone())?;
-    let result = serve(args, config, state, skill);
-    if let Some(spans) = spans {
-        spans.shutdown();
-    }
-    result
-}
-
-fn serve(
-    args: ServeArgs,
-    config: ServeConfig,
-    state: std::sync::Arc<ServeState>,
-    skill: Option<harmonia_host::liaison::skills::Skill>,
-) -> Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    if args.stdio {
-        let allow = if args.tools.is_empty() {
-            state.liaison.host().tools().map(|info| info.descriptor.name.clone()).collect()
-        } else {
-            args.tools.iter().cloned().collect()
-        };
-        let principal =
-            Principal { id: "stdio".into(), workspace: workspace(args.workspace), allow, rate: None };
-        runtime.block_on(harmonia_serve::stdio::serve(state, principal, skill))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.skill.is_some() || !args.tools.is_empty() || args.workspace.is_some() {
-        return Err(UsageError(
-            "--workspace, --tools and --skill are for --stdio; over HTTP they come from the credential and the path"
-                .into(),
-        )
-        .into());
-    }
-    let tokens = config.tokens_file.as_deref().map(TokenStore::open).transpose()?;
-    let jwt = config.jwt.clone().map(JwtVerifier::new).transpose()?;
-    let auth = Authenticator::new(tokens, jwt);
-    if !auth.is_configured() {
-        return Err(UsageError(
-            "--http needs a serve config with tokens_file or [jwt]: no unauthenticated server".into(),
-        )
-        .into());
-    }
-    let address = args.http.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
-    raise_open_files(&config);
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .with_context(|| format!("cannot listen on {address}"))?;
-        let bound = listener.local_addr()?;
-        if !bound.ip().is_loopback() {
-            tracing::warn!(%bound, "listening beyond loopback: put TLS in front and set allowed_hosts");
-        }
-        let server = HttpServer::new(state, auth, &config);
-        println!("harmonia serve: listening on http://{bound}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        server.run(listener, terminated()).await?;
-        eprintln!("harmonia serve: drained, exiting");
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Raise the soft open-files limit to the hard one, as servers do: each
-/// connection holds a descriptor, and each call in flight an upstream one.
-/// Warns when even the hard limit is below what the bounds allow.
-fn raise_open_files(config: &ServeConfig) {
-    let open_files = harmonia_serve::open_files::raise();
-    let wanted = u64::from(config.limits.max_connections) + u64::from(config.limits.max_in_flight_calls) + 64;
-    if open_files < wanted {
-        tracing::warn!(
-            open_files,
-            wanted,
-            "the open-files limit is below max_connections + max_in_flight_calls: raise it (ulimit -n) or lower them"
-        );
+    match harmonia_serve::run(serve) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(ServeError::Usage(message)) => Err(UsageError(message).into()),
+        Err(ServeError::Failed(error)) => Err(error),
     }
 }

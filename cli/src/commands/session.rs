@@ -21,11 +21,11 @@
 use crate::args::HostArgs;
 use crate::setup::{build_host, load_config, load_skills, workspace};
 use anyhow::{Context, Result};
+use harmonia_contract::liaison::json as unique_json;
+use harmonia_contract::liaison::validator::Mode;
 use harmonia_host::CallContext;
-use harmonia_host::liaison::json as unique_json;
 use harmonia_host::liaison::session::{Liaison, Session, SessionError};
 use harmonia_host::liaison::signing::TraceSigner;
-use harmonia_host::liaison::validator::Mode;
 use serde_json::{Value, json};
 use std::io::{BufRead, Read, Write};
 use std::path::Path;

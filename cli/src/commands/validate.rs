@@ -15,9 +15,9 @@
 
 use crate::setup::{UsageError, load_config, load_skills};
 use anyhow::Result;
+use harmonia_contract::liaison::trace::TraceDocument;
+use harmonia_contract::liaison::validator::{Mode, validate_received};
 use harmonia_host::liaison::signing::{PublicKey, TraceSigner};
-use harmonia_host::liaison::trace::TraceDocument;
-use harmonia_host::liaison::validator::{Mode, validate_received};
 use serde_json::Value;
 use std::cell::Cell;
 use std::io::{BufReader, Read};

@@ -1,6 +1,6 @@
 //! Building answers from envelopes: what a well-behaved agent would write.
 
-use harmonia_host::envelope::Envelope;
+use harmonia_contract::envelope::Envelope;
 use serde_json::{Value, json};
 
 /// The id of the evidence item whose reference is `reference`.

@@ -4,7 +4,7 @@
 
 use super::answers::{self, claim, dataset_id, id_for};
 use super::scenarios::{Run, Scenario, Stage, scenario};
-use harmonia_host::envelope::Envelope;
+use harmonia_contract::envelope::Envelope;
 use serde_json::{Value, json};
 
 /// The grounded runs and answers the rejections edit.

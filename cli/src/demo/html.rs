@@ -4,10 +4,10 @@
 
 use super::scenarios::Scenario;
 use anyhow::{Context, Result};
+use harmonia_contract::liaison::trace::TraceDocument;
+use harmonia_contract::liaison::validator::Verdict;
 use harmonia_host::liaison::signing::PublicKey;
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::TraceDocument;
-use harmonia_host::liaison::validator::Verdict;
 use harmonia_review::{IndexRow, Review, SealState, index_page, render};
 use std::path::{Path, PathBuf};
 

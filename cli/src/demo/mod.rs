@@ -12,28 +12,27 @@
 //!
 //! Parts: [`scenarios`] (the stage and a scenario), [`grounded`] (accepted
 //! answers), [`rejections`] (the table of one rejection per rule),
-//! [`answers`] (answer builders), [`flaky`] (a source that fails on cue),
-//! [`html`] (the review pages).
+//! [`answers`] (answer builders), [`html`] (the review pages). The source
+//! that fails on cue is the conformance crate's `Outage`.
 
 mod answers;
-mod flaky;
 mod grounded;
 mod html;
 mod rejections;
 mod scenarios;
 
 use anyhow::{Context, Result, bail};
-use flaky::FlakySource;
+use harmonia_conformance::outage::Outage;
+use harmonia_contract::liaison::trace::TraceDocument;
+use harmonia_contract::liaison::validator::{Mode, validate_received};
+use harmonia_contract::workspace_document::WorkspaceDocument;
 use harmonia_host::Host;
-use harmonia_host::capability::workspace::document::WorkspaceDocument;
 use harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON;
 use harmonia_host::capability::workspace::sqlite::{self, SqliteSource};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::{TraceSigner, verify};
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::TraceDocument;
-use harmonia_host::liaison::validator::{Mode, validate_received};
 use harmonia_host::log::StderrLog;
 use scenarios::{Scenario, Stage};
 use serde_json::json;
@@ -64,7 +63,7 @@ fn stage(scratch: &Path) -> Result<Stage> {
         summary.measured_posts,
         summary.jobs
     );
-    let flaky = Arc::new(FlakySource::new(Arc::new(SqliteSource::new(db))));
+    let flaky = Arc::new(Outage::new(Arc::new(SqliteSource::new(db))));
     let host = Host::builder(HostConfig::default())
         .log(Arc::new(StderrLog { min_level: crate::setup::log_level() }))
         .public_web_mock(true)

@@ -7,8 +7,8 @@
 use super::answers::{self, claim, dataset_id, id_for};
 use super::grounded::Grounded;
 use super::scenarios::{Run, Scenario, Stage, scenario};
-use harmonia_host::envelope::{Provenance, evidence_id};
-use harmonia_host::liaison::validator::{Mode, RuleCode};
+use harmonia_contract::envelope::{Provenance, evidence_id};
+use harmonia_contract::liaison::validator::{Mode, RuleCode};
 use serde_json::{Value, json};
 
 /// One row: a rejected answer.

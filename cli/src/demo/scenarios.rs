@@ -4,13 +4,13 @@
 //! answer for every validator rule, from a table). This module holds what
 //! both use: the stage they run on, a finished run, and the scenario.
 
-use super::flaky::FlakySource;
+use harmonia_conformance::outage::Outage;
+use harmonia_contract::envelope::Envelope;
+use harmonia_contract::liaison::trace::Trace;
+use harmonia_contract::liaison::validator::{Mode, RuleCode};
 use harmonia_host::CallContext;
-use harmonia_host::envelope::Envelope;
 use harmonia_host::liaison::session::{Liaison, Session};
 use harmonia_host::liaison::signing::Seal;
-use harmonia_host::liaison::trace::Trace;
-use harmonia_host::liaison::validator::{Mode, RuleCode};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ pub struct Scenario {
 /// What the scenarios run against.
 pub struct Stage {
     pub liaison: Liaison,
-    pub flaky: Arc<FlakySource>,
+    pub flaky: Arc<Outage>,
 }
 
 /// A finished session and what it returned.

@@ -2,10 +2,10 @@
 //! and answer through the library and through `harmonia validate`, with
 //! the exact rule code expected.
 
+use harmonia_contract::liaison::trace::TraceDocument;
+use harmonia_contract::liaison::validator::{Mode, RuleCode, Verdict, validate_received};
 use harmonia_host::liaison::signing::PublicKey;
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::TraceDocument;
-use harmonia_host::liaison::validator::{Mode, RuleCode, Verdict, validate_received};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The `harmonia` command as a user runs it: exit codes, one-line errors,
 //! the envelope on stdout, every workspace source.
 
-use harmonia_host::envelope::Envelope;
+use harmonia_contract::envelope::Envelope;
 use harmonia_testkit::hosts::guest_path;
 use harmonia_testkit::server::{Loopback, Reply};
 use harmonia_testkit::tempdir::TempDir;
@@ -181,7 +181,7 @@ fn inspect_shows_imports_exports_descriptor_and_hash() {
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["world"], "workspace-tool");
     assert_eq!(report["descriptor"]["name"], "get_job_status");
-    assert_eq!(report["sha256"], harmonia_host::capability::sha256_hex(bytes));
+    assert_eq!(report["sha256"], harmonia_contract::digest::sha256_hex(bytes));
     assert!(
         report["imports"].as_array().unwrap().iter().any(|import| import == "harmonia:tools/workspace@0.1.0")
     );

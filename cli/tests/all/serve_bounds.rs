@@ -37,7 +37,7 @@ impl Server {
         std::fs::write(
             &config,
             format!(
-                "mock = true\n[plugins]\nfiles = [{:?}, {:?}]\n[limits]\nmax_deadline_ms = 1000\n[trace]\nkey_file = {:?}\n",
+                "mock = true\n[plugins]\nfiles = [{:?}, {:?}]\n[limits]\nmax_deadline_ms = 1000\n# The server sets the call slots to its max_in_flight_calls.\nmax_calls = 64\n[trace]\nkey_file = {:?}\n",
                 guest("hostile-loop"),
                 guest("hostile-oom"),
                 dir.join("key")

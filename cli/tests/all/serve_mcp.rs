@@ -160,6 +160,21 @@ fn a_revoked_token_is_refused_by_the_running_server() {
     drop(server);
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
     assert!(log.contains("authentication failed"), "a refused credential is logged: {log}");
+    // One format: the host's records are tracing events like the server's
+    // (a timestamp and a level first, then the target), never its own
+    // `harmonia: Info call.finished` lines.
+    assert!(
+        log.lines()
+            .any(|line| line.contains(" harmonia_host: ") && line.contains(r#"event="call.finished""#)),
+        "the host's call records reach the server's log: {log}"
+    );
+    for line in log.lines().filter(|line| !line.trim().is_empty() && !line.starts_with("harmonia serve:")) {
+        let stamp = line.split_whitespace().next().unwrap_or_default();
+        assert!(
+            stamp.len() >= 20 && stamp.ends_with('Z') && stamp.contains('T'),
+            "a line in another format: {line}"
+        );
+    }
     for secret in [&token, &kept] {
         assert!(!log.contains(secret.as_str()), "a token reached the log at trace level");
         assert!(!log.contains(&secret[4..20]), "part of a token reached the log");

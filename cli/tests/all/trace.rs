@@ -3,14 +3,14 @@
 //! a real session's trace is accepted; the host key is created privately;
 //! the trace and answer files are read with a bound.
 
+use harmonia_contract::envelope::{Provenance, evidence_id};
+use harmonia_contract::liaison::trace::{MAX_ENTRIES, Trace, TraceDocument};
+use harmonia_contract::liaison::validator::{Mode, RuleCode, validate, validate_received};
 use harmonia_host::CallContext;
 use harmonia_host::config::HostConfig;
-use harmonia_host::envelope::{Provenance, evidence_id};
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::{PublicKey, TraceSigner, Unverified};
 use harmonia_host::liaison::skills::SkillSet;
-use harmonia_host::liaison::trace::{MAX_ENTRIES, Trace, TraceDocument};
-use harmonia_host::liaison::validator::{Mode, RuleCode, validate, validate_received};
 use harmonia_testkit::tempdir::TempDir;
 use serde_json::{Value, json};
 use std::io::Write;

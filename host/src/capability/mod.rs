@@ -19,8 +19,6 @@
 //!   and by the call's deadline, or served from fixtures in mock mode.
 //! - [`workspace`]: typed reads of the caller's workspace from one source
 //!   (SQLite, the internal HTTP API, or fixtures).
-//! - [`url`]: origins and routing for the public web (the contract
-//!   crate's).
 //! - `http_client`, `public_address`: the bounded HTTP client both use and
 //!   the resolver that keeps allow-listed names off loopback and private
 //!   addresses (private: plumbing, not the embedder's API).
@@ -46,6 +44,6 @@ pub(crate) mod unit;
 pub(crate) mod uses;
 pub mod workspace;
 
-pub use harmonia_contract::url;
 pub use kind::{CapabilityKind, World};
-pub use receipt::{Receipt, remaining, sha256_hex};
+pub(crate) use receipt::sha256_hex;
+pub use receipt::{Receipt, remaining};

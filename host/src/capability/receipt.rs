@@ -56,7 +56,7 @@ impl Receipt {
     }
 }
 
-pub use harmonia_contract::digest::sha256_hex;
+pub(crate) use harmonia_contract::digest::sha256_hex;
 
 /// Time left before `deadline`, or `None` when it has passed.
 pub fn remaining(deadline: Instant) -> Option<Duration> {

@@ -133,7 +133,7 @@ pub struct JwtVerifier {
 fn jwt_identity(issuer: &str, claims: &Map<String, Value>, token: &str, workspace: &str) -> String {
     let subject = match claims.get("sub").and_then(Value::as_str) {
         Some(subject) if !subject.is_empty() => format!("sub:{subject}"),
-        _ => format!("token-sha256:{}", harmonia_host::capability::sha256_hex(token.as_bytes())),
+        _ => format!("token-sha256:{}", harmonia_contract::digest::sha256_hex(token.as_bytes())),
     };
     format!("jwt:{}", Value::from(vec![issuer, &subject, workspace]))
 }

@@ -15,7 +15,7 @@
 
 use super::{AuthError, Principal};
 use crate::config::Rate;
-use harmonia_host::capability::sha256_hex;
+use harmonia_contract::digest::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
@@ -182,7 +182,7 @@ impl TokenFile {
             sha256: sha256_hex(token.as_bytes()),
             workspace: workspace.to_owned(),
             tools,
-            created: harmonia_host::time::now_rfc3339(),
+            created: harmonia_contract::time::now_rfc3339(),
             rate_limit: rate,
         };
         self.tokens.push(record.clone());

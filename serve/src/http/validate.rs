@@ -22,10 +22,10 @@ use axum::body::Bytes;
 use axum::extract::{Extension, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use harmonia_host::liaison::json as unique_json;
-use harmonia_host::liaison::seal::Unverified;
-use harmonia_host::liaison::trace::TraceDocument;
-use harmonia_host::liaison::validator::{Mode, validate_received};
+use harmonia_contract::liaison::json as unique_json;
+use harmonia_contract::liaison::seal::Unverified;
+use harmonia_contract::liaison::trace::TraceDocument;
+use harmonia_contract::liaison::validator::{Mode, validate_received};
 use serde_json::{Value, json};
 use std::sync::Arc;
 

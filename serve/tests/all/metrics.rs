@@ -3,8 +3,9 @@
 //! error, a hostile guest's timeout, refused credentials, refusals by
 //! rule) has exact values; a canary sent as an argument or a token never
 //! appears in it; a flood of made-up tool names adds one series at most;
-//! a call past `limits.max_in_flight_calls` waits for a permit up to its
-//! deadline, then gets exactly the retryable `dependency_unavailable`.
+//! a call past `limits.max_in_flight_calls` (the host's call slots, sized
+//! by the server) waits for a slot up to its deadline, then gets exactly
+//! the retryable `dependency_unavailable`.
 
 use crate::support::Server;
 use harmonia_serve::config::{Limits, ServeConfig};
@@ -207,8 +208,8 @@ fn a_call_past_the_in_flight_bound_runs_when_a_permit_frees_before_its_deadline(
     assert!(waited >= Duration::from_millis(200), "the call did not wait: {waited:?}");
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     let text = server.metrics();
-    assert_metric(&text, r#"harmonia_slot_waits_total{bound="serve_in_flight"}"#, 1.0);
-    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#, 0.0);
+    assert_metric(&text, r#"harmonia_slot_waits_total{bound="host_slots"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 0.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="get_job_status",code="success"}"#, 1.0);
 }
 
@@ -226,7 +227,7 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
     assert_eq!(waiter, dependency_unavailable());
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_millis(2500), "{waited:?}");
     let text = server.metrics();
-    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="serve_in_flight"}"#, 1.0);
+    assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 1.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="dependency_unavailable"}"#, 1.0);
     assert_metric(&text, r#"harmonia_calls_total{tool="hostile_loop",code="tool_timeout"}"#, 0.0);
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);

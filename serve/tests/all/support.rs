@@ -49,6 +49,7 @@ impl Server {
         let mut host_config = HostConfig { mock: true, ..HostConfig::default() };
         host_config.cache.dir = Some(cache.path().to_owned());
         host_config.public_web.routes.insert("https://hn.algolia.com".into(), upstream.base_url());
+        harmonia_serve::bound_calls(&mut host_config, &config);
         let mut builder = Host::builder(host_config).public_web_mock(false).metrics(Metrics::new());
         for guest in ["hostile-loop", "testing-fetch-url"] {
             builder = builder.component_file(guest_path(guest)).unwrap();
@@ -116,7 +117,7 @@ impl Server {
     /// running server sees it at once.
     pub fn move_token(&self, token: &str, workspace: &str) {
         let mut file = TokenFile::load(&self.tokens_path).unwrap();
-        let hash = harmonia_host::capability::sha256_hex(token.as_bytes());
+        let hash = harmonia_contract::digest::sha256_hex(token.as_bytes());
         let stored = file.tokens.iter_mut().find(|stored| stored.sha256 == hash).unwrap();
         stored.workspace = workspace.to_owned();
         file.save(&self.tokens_path).unwrap();

@@ -11,6 +11,7 @@ cli/tests/serve_*.rs start the server and run these scenarios.
 import asyncio
 import json
 import sys
+import time
 
 import httpx2
 import mcp_types as types
@@ -364,12 +365,17 @@ async def scenario_busy(settings):
     async with http_client(url, token) as first, http_client(url, token) as second:
         async def behind_the_loop():
             await asyncio.sleep(0.3)
-            return await second.call_tool("get_job_status", {"job_id": "job-7"})
-        looped, waited = await asyncio.gather(first.call_tool("hostile_loop", {}), behind_the_loop())
+            started = time.monotonic()
+            answer = await second.call_tool("get_job_status", {"job_id": "job-7"})
+            return answer, time.monotonic() - started
+        looped, (waited, wait) = await asyncio.gather(first.call_tool("hostile_loop", {}), behind_the_loop())
         code = envelope_of(looped)["error"]["code"]
         check(code == "tool_timeout", f"the loop holds the only permit until its deadline: {code}")
         check(envelope_of(waited)["status"] == "success",
               "the call past the bound waited for the permit and ran when it freed")
+        # The loop's deadline is 1 s and it started 0.3 s earlier: the call
+        # behind it ran only once the loop's slot freed.
+        check(wait >= 0.5, f"the call past the bound waited for the loop's slot: {wait:.3f} s")
         oom = envelope_of(await first.call_tool("hostile_oom", {}))
         check(oom["error"]["code"] == "tool_execution_failed", f"a memory-hungry plugin costs one envelope: {oom['error']}")
         job = envelope_of(await second.call_tool("get_job_status", {"job_id": "job-7"}))

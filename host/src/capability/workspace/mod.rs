@@ -18,9 +18,11 @@
 //! - `guest`: the unit ([`WorkspaceCapability`]): its per-call state (the
 //!   source and the caller's workspace), the WIT `workspace` import as
 //!   guests see it (use counting, receipts, error mapping) and its linker
-//!   wiring;
-//! - [`document`]: the workspace JSON document that `harmonia workspace
-//!   import` loads and the mock source serves (the contract crate's).
+//!   wiring.
+//!
+//! The workspace JSON document that `harmonia workspace import` loads and
+//! the mock source serves is the contract crate's
+//! (`harmonia_contract::workspace_document`).
 
 pub mod config;
 pub(crate) mod guest;
@@ -33,7 +35,6 @@ pub mod sqlite;
 
 pub use config::{WorkspaceConfig, WorkspaceSourceKind};
 pub use guest::WorkspaceCapability;
-pub use harmonia_contract::workspace_document as document;
 pub use harmonia_contract::workspace_document::is_reserved_job_id;
 pub use source::{
     Answer, OwnedRead, ReadFailure, Reading, SourceDocument, WorkspaceRead, WorkspaceSource, answered,
