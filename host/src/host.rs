@@ -455,7 +455,7 @@ impl Host {
     ) -> Result<Admitted<'a>, CallError> {
         let Some(plugin) = self.plugin(tool) else {
             if let Some(metrics) = &self.inner.metrics {
-                metrics.call_refused(tool, None);
+                metrics.call_not_run(tool, "call_refused");
             }
             return Err(CallError::UnknownTool(tool.to_owned()));
         };
