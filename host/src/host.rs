@@ -370,11 +370,15 @@ impl Host {
     /// The deadline a call of `tool` runs under: the descriptor's, lowered
     /// by the config's cap.
     pub fn deadline(&self, tool: &str) -> Option<Duration> {
-        let descriptor = self.descriptor(tool)?;
-        Some(match self.inner.max_deadline {
-            Some(cap) => descriptor.deadline().min(cap),
-            None => descriptor.deadline(),
-        })
+        self.plugin(tool).map(|plugin| self.deadline_of(plugin))
+    }
+
+    fn deadline_of(&self, plugin: &Plugin) -> Duration {
+        let declared = plugin.info.descriptor.deadline();
+        match self.inner.max_deadline {
+            Some(cap) => declared.min(cap),
+            None => declared,
+        }
     }
 
     /// Wait until no call runs (every call slot free), or `timeout`
@@ -453,7 +457,7 @@ impl Host {
     ) -> Result<Admitted<'a>, CallError> {
         let Some(plugin) = self.plugin(tool) else {
             if let Some(metrics) = &self.inner.metrics {
-                metrics.call_refused(tool, None);
+                metrics.call_not_run(tool, "call_refused");
             }
             return Err(CallError::UnknownTool(tool.to_owned()));
         };
@@ -461,7 +465,7 @@ impl Host {
             let call = sandbox::Invocation {
                 runtime: &self.inner.runtime,
                 descriptor: &plugin.info.descriptor,
-                deadline: self.deadline(tool).unwrap_or_default(),
+                deadline: self.deadline_of(plugin),
                 limits: self.inner.limits,
                 binding: self.binding(plugin.info.world, context),
                 input,

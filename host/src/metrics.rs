@@ -2,10 +2,15 @@
 //! shared by a host (given with `HostBuilder::metrics`) and whatever
 //! embeds it, whose [`Metrics::encode`] is the text exposition.
 //!
+//! The host's families are the calls (by tool and outcome), their
+//! durations, capability uses, calls in flight, waits for a slot, and
+//! component loads. The registry is shared: an embedder adds its own
+//! families to it ([`Metrics::register`]; `harmonia serve` adds its HTTP,
+//! authentication and validator series) and one scrape shows them all.
+//!
 //! Every label value comes from a bounded set: tool names of tools a host
 //! loaded (any other name is `unknown`), the contract's codes and the
-//! codes loaded tools declare, capability kinds and statuses, validator
-//! rule codes, authentication failure reasons. Nothing a client sends
+//! codes loaded tools declare, capability kinds and statuses. Nothing a client sends
 //! becomes a label, so a flood of made-up tool names adds no series, and
 //! no argument, token or workspace ever reaches the text.
 //!
@@ -23,7 +28,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// The label of a tool no host loaded.
@@ -36,7 +41,8 @@ pub const DURATION_BUCKETS: [f64; 20] = [
 ];
 
 /// Which bound a call waited at: the host's call slots (under
-/// `harmonia serve`, its `max_in_flight_calls`) or a credential's share.
+/// `harmonia serve`, its `max_in_flight_calls`) or, in a server, a
+/// credential's share (counted in the same family).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
     /// `limits.max_calls` in the host.
@@ -77,16 +83,6 @@ struct BoundLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RuleLabel {
-    rule: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ReasonLabel {
-    reason: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: &'static str,
 }
@@ -98,7 +94,9 @@ fn duration_histogram() -> Histogram {
 }
 
 struct Series {
-    registry: Registry,
+    /// Shared with the families embedders register; locked to register
+    /// and to scrape, never on the call path.
+    registry: Mutex<Registry>,
     tools: RwLock<HashMap<String, Arc<str>>>,
     unknown: Arc<str>,
     calls: Family<CallLabels, Counter>,
@@ -108,10 +106,6 @@ struct Series {
     slot_waits: Family<BoundLabel, Counter>,
     slot_wait_seconds: HistogramFamily<BoundLabel>,
     slot_wait_timeouts: Family<BoundLabel, Counter>,
-    refusals: Family<RuleLabel, Counter>,
-    auth_failures: Family<ReasonLabel, Counter>,
-    unavailable: Family<ReasonLabel, Counter>,
-    forbidden: Family<ReasonLabel, Counter>,
     cache: Family<OutcomeLabel, Counter>,
     load_failures: Counter,
 }
@@ -182,26 +176,6 @@ impl Metrics {
             "Calls whose deadline passed before a slot was free (answered dependency_unavailable)",
             slot_wait_timeouts.clone(),
         );
-        let refusals = Family::<RuleLabel, Counter>::default();
-        registry.register("harmonia_refusals", "Refusals by validator rule code", refusals.clone());
-        let auth_failures = Family::<ReasonLabel, Counter>::default();
-        registry.register(
-            "harmonia_authentication_failures",
-            "Refused credentials by reason",
-            auth_failures.clone(),
-        );
-        let unavailable = Family::<ReasonLabel, Counter>::default();
-        registry.register(
-            "harmonia_http_unavailable",
-            "Requests answered 503 with Retry-After before MCP handling, by reason",
-            unavailable.clone(),
-        );
-        let forbidden = Family::<ReasonLabel, Counter>::default();
-        registry.register(
-            "harmonia_http_refused",
-            "Requests refused before MCP handling as not addressed to this server or on a session the caller does not own, by reason",
-            forbidden.clone(),
-        );
         let cache = Family::<OutcomeLabel, Counter>::default();
         registry.register(
             "harmonia_component_loads",
@@ -216,7 +190,7 @@ impl Metrics {
         );
         Self {
             series: Arc::new(Series {
-                registry,
+                registry: Mutex::new(registry),
                 tools: RwLock::new(HashMap::new()),
                 unknown: Arc::from(UNKNOWN_TOOL),
                 calls,
@@ -226,10 +200,6 @@ impl Metrics {
                 slot_waits,
                 slot_wait_seconds,
                 slot_wait_timeouts,
-                refusals,
-                auth_failures,
-                unavailable,
-                forbidden,
                 cache,
                 load_failures,
             }),
@@ -240,9 +210,20 @@ impl Metrics {
     /// ending in `# EOF`).
     pub fn encode(&self) -> String {
         let mut text = String::new();
-        // Writing into a String cannot fail.
-        let _ = prometheus_client::encoding::text::encode(&mut text, &self.series.registry);
+        if let Ok(registry) = self.series.registry.lock() {
+            // Writing into a String cannot fail.
+            let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        }
         text
+    }
+
+    /// Add an embedder's families to the shared registry, so that
+    /// [`Metrics::encode`] shows them beside the host's. `register` gets
+    /// the registry once; a family's name must not be one of the host's.
+    pub fn register(&self, register: impl FnOnce(&mut Registry)) {
+        if let Ok(mut registry) = self.series.registry.lock() {
+            register(&mut registry);
+        }
     }
 
     /// The `Content-Type` of [`Metrics::encode`]'s text.
@@ -289,14 +270,12 @@ impl Metrics {
         }
     }
 
-    /// Count a call refused before it ran (`call_refused`): by a
-    /// credential's allow-list, or by a session's guard for `rule`.
-    pub fn call_refused(&self, tool: &str, rule: Option<&'static str>) {
-        let labels = CallLabels { tool: self.tool(tool), code: Cow::Borrowed("call_refused") };
+    /// Count a call of `tool` answered with `code` without running: an
+    /// unknown tool (`call_refused`), or an embedder's refusal (a
+    /// credential's allow-list or rate, a session's guard).
+    pub fn call_not_run(&self, tool: &str, code: &'static str) {
+        let labels = CallLabels { tool: self.tool(tool), code: Cow::Borrowed(code) };
         self.series.calls.get_or_create(&labels).inc();
-        if let Some(rule) = rule {
-            self.refusal(rule);
-        }
     }
 
     /// Count a call answered with the retryable `dependency_unavailable`
@@ -306,37 +285,6 @@ impl Metrics {
         let labels = CallLabels { tool: Arc::clone(&tool), code: Cow::Borrowed("dependency_unavailable") };
         self.series.calls.get_or_create(&labels).inc();
         self.series.call_seconds.get_or_create(&ToolLabel { tool }).observe(waited.as_secs_f64());
-    }
-
-    /// Count a call refused because its credential was past its rate
-    /// (`rate_limited`); by tool, never by tenant.
-    pub fn call_rate_limited(&self, tool: &str) {
-        let labels = CallLabels { tool: self.tool(tool), code: Cow::Borrowed("rate_limited") };
-        self.series.calls.get_or_create(&labels).inc();
-    }
-
-    /// Count a request refused with 403 or answered as not found before
-    /// MCP handling; `reason` is one of a fixed set (`host_not_allowed`,
-    /// `origin_not_allowed`, `insufficient_scope`, `session_not_owned`).
-    pub fn http_forbidden(&self, reason: &'static str) {
-        self.series.forbidden.get_or_create(&ReasonLabel { reason }).inc();
-    }
-
-    /// Count a refusal by a validator rule (`rule` is its stable code).
-    pub fn refusal(&self, rule: &'static str) {
-        self.series.refusals.get_or_create(&RuleLabel { rule }).inc();
-    }
-
-    /// Count a refused credential; `reason` is one of a fixed set.
-    pub fn authentication_failure(&self, reason: &'static str) {
-        self.series.auth_failures.get_or_create(&ReasonLabel { reason }).inc();
-    }
-
-    /// Count a request refused with 503 before MCP handling; `reason` is
-    /// one of a fixed set (`draining`, `too_many_sessions`,
-    /// `too_many_connections`).
-    pub fn http_unavailable(&self, reason: &'static str) {
-        self.series.unavailable.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// Count a wait at `bound`: `waited` long, ending with a slot or not.
@@ -427,7 +375,7 @@ mod tests {
         metrics.register_tool("known");
         let envelope = Envelope::stable_error(&contract::TOOL_TIMEOUT);
         for index in 0..500 {
-            metrics.call_refused(&format!("made_up_{index}"), None);
+            metrics.call_not_run(&format!("made_up_{index}"), "call_refused");
             metrics.call_finished(&format!("other_{index}"), &envelope, Duration::from_millis(1), &[]);
         }
         metrics.call_finished(

@@ -31,6 +31,7 @@
 
 use crate::auth::Principal;
 use crate::catalog;
+use crate::metrics::ServeMetrics;
 use crate::sessions::Refused;
 use crate::sessions::handle::META_KEY;
 use crate::state::ServeState;
@@ -40,7 +41,6 @@ use harmonia_contract::liaison::trace::EntryKind;
 use harmonia_contract::liaison::validator::RuleCode;
 use harmonia_host::liaison::session::Session;
 use harmonia_host::liaison::skills::Skill;
-use harmonia_host::metrics::{Bound, Metrics};
 use harmonia_host::{CallContext, CallError};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
@@ -377,10 +377,7 @@ impl McpServer {
                 let permit =
                     tokio::time::timeout(wait, calls.acquire_owned()).await.ok().and_then(Result::ok);
                 if let Some(metrics) = self.state.metrics() {
-                    metrics.slot_wait(Bound::CredentialInFlight, started.elapsed(), permit.is_some());
-                    if permit.is_none() {
-                        metrics.call_unavailable(tool, started.elapsed());
-                    }
+                    metrics.credential_wait(tool, started.elapsed(), permit.is_some());
                 }
                 permit
             }
@@ -394,7 +391,7 @@ impl McpServer {
 }
 
 /// Count the session's last entry when the guard refused it, by rule.
-fn count_refusal(metrics: &Metrics, session: &Session, tool: &str) {
+fn count_refusal(metrics: &ServeMetrics, session: &Session, tool: &str) {
     let Some(entry) = session.trace().entries.last() else { return };
     if entry.kind != EntryKind::ToolRefused {
         return;

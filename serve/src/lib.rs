@@ -12,6 +12,8 @@
 //!   with the server's call bound, log and metrics, then stdio or HTTP
 //!   until drained; the rules that make a start safe.
 //! - [`logging`]: one log format, the host's records among the server's.
+//! - [`metrics`]: the server's series (HTTP refusals, credentials,
+//!   validator rules) on the host's shared registry.
 //! - [`open_files`]: raising the process's open-files limit.
 //! - [`stalled_writes`]: connections that fail once the client stops reading.
 //! - [`state`]: what every connection shares; the in-flight call slots.
@@ -34,6 +36,7 @@ pub mod config;
 pub mod handler;
 pub mod http;
 pub mod logging;
+pub mod metrics;
 pub mod open_files;
 pub mod replica;
 pub mod run;

@@ -4,12 +4,12 @@
 //! sizes them to `limits.max_in_flight_calls`).
 
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
+use crate::metrics::ServeMetrics;
 use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
 use crate::tenants::Tenants;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
-use harmonia_host::metrics::Metrics;
 use std::sync::Arc;
 
 /// Shared server state.
@@ -26,6 +26,8 @@ pub struct ServeState {
     pub spans: Option<CallSpans>,
     /// Guarded sessions on the stateless revision.
     pub sessions: GuardedSessions,
+    /// The server's series beside the host's, when the host counts any.
+    metrics: Option<ServeMetrics>,
 }
 
 /// Why the shared state could not be made.
@@ -74,6 +76,7 @@ impl ServeState {
     ) -> Result<Arc<Self>, StateError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
+            metrics: liaison.host().metrics().map(ServeMetrics::new),
             sessions: GuardedSessions::new(sessions, &limits)?,
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
             liaison,
@@ -83,9 +86,9 @@ impl ServeState {
         }))
     }
 
-    /// The host's metrics, when it counts any (served at `GET /metrics`).
-    pub fn metrics(&self) -> Option<&Metrics> {
-        self.liaison.host().metrics()
+    /// The metrics, when the host counts any (served at `GET /metrics`).
+    pub fn metrics(&self) -> Option<&ServeMetrics> {
+        self.metrics.as_ref()
     }
 
     /// Record the spans of a call of `tool` that just ended, when
