@@ -57,6 +57,19 @@ impl Bound {
     }
 }
 
+/// How a reload of the plugin set ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reload {
+    /// A new set, verified and loaded, replaced the old one.
+    Swapped,
+    /// The new set was verified and loaded but offers the same tools
+    /// (same names and bytes): swapped, and no client is told.
+    Unchanged,
+    /// The new set was refused (verification or loading failed): the old
+    /// one keeps serving.
+    Refused,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     tool: Arc<str>,
@@ -117,6 +130,7 @@ struct Series {
     forbidden: Family<ReasonLabel, Counter>,
     cache: Family<OutcomeLabel, Counter>,
     load_failures: Counter,
+    reloads: Family<OutcomeLabel, Counter>,
 }
 
 /// A set of Harmonia's metrics. Cheap to clone: clones share the series.
@@ -217,6 +231,12 @@ impl Metrics {
             "Plugins refused at load",
             load_failures.clone(),
         );
+        let reloads = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "harmonia_plugin_reloads",
+            "Plugin set reloads by outcome (swapped, unchanged, or refused: the old set kept serving)",
+            reloads.clone(),
+        );
         Self {
             series: Arc::new(Series {
                 registry,
@@ -235,6 +255,7 @@ impl Metrics {
                 forbidden,
                 cache,
                 load_failures,
+                reloads,
             }),
         }
     }
@@ -374,6 +395,16 @@ impl Metrics {
     /// Count a plugin refused at load.
     pub(crate) fn load_failed(&self) {
         self.series.load_failures.inc();
+    }
+
+    /// Count a reload of the plugin set by how it ended.
+    pub fn plugin_reload(&self, outcome: Reload) {
+        let outcome = match outcome {
+            Reload::Swapped => "swapped",
+            Reload::Unchanged => "unchanged",
+            Reload::Refused => "refused",
+        };
+        self.series.reloads.get_or_create(&OutcomeLabel { outcome }).inc();
     }
 }
 

@@ -35,7 +35,7 @@ use crate::state::ServeState;
 use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
 use harmonia_host::CallContext;
-use harmonia_host::liaison::session::Session;
+use harmonia_host::liaison::session::{Liaison, Session};
 use harmonia_host::liaison::skills::Skill;
 use harmonia_host::liaison::trace::EntryKind;
 use harmonia_host::liaison::validator::RuleCode;
@@ -48,7 +48,8 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
     ServerCapabilities, ServerConfig, SkillFrontmatter, SkillResource, SkillResources,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::SubscriptionFilter;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -77,6 +78,9 @@ pub struct McpServer {
     /// otherwise each request stands alone (the stateless revision).
     in_session: AtomicBool,
     id: u64,
+    /// Dropped with the handler: ends the task telling the client of
+    /// reloads.
+    ended: OnceLock<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Which guard a call passes.
@@ -153,6 +157,7 @@ impl McpServer {
             session: OnceLock::new(),
             in_session: AtomicBool::new(false),
             id: next_id(),
+            ended: OnceLock::new(),
         }
     }
 
@@ -183,14 +188,23 @@ impl McpServer {
     }
 
     /// The skills `principal` may see on this connection.
-    fn visible_skills<'a>(&'a self, principal: &'a Principal) -> impl Iterator<Item = &'a Skill> {
-        self.state.liaison.skills().iter().filter(move |skill| self.skill_visible(principal, skill))
+    fn visible_skills<'a>(
+        &'a self,
+        liaison: &'a Liaison,
+        principal: &'a Principal,
+    ) -> impl Iterator<Item = &'a Skill> {
+        liaison.skills().iter().filter(move |skill| self.skill_visible(principal, skill))
     }
 
     /// The skill whose file `uri` names, when `principal` may see it here.
-    fn visible_skill_file(&self, principal: &Principal, uri: &str) -> Option<&Skill> {
+    fn visible_skill_file<'a>(
+        &self,
+        liaison: &'a Liaison,
+        principal: &Principal,
+        uri: &str,
+    ) -> Option<&'a Skill> {
         let name = rmcp::model::skill_name_from_uri(uri)?;
-        let skill = self.state.liaison.skills().get(name)?;
+        let skill = liaison.skills().get(name)?;
         (uri == skill_uri(skill) && self.skill_visible(principal, skill)).then_some(skill)
     }
 
@@ -205,7 +219,7 @@ impl McpServer {
         if let Some(session) = self.session.get() {
             return Ok(Arc::clone(session));
         }
-        let mut session = self.state.liaison.session(CallContext {
+        let mut session = self.state.liaison().session(CallContext {
             workspace: principal.workspace.clone(),
             trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
         });
@@ -227,6 +241,7 @@ impl McpServer {
 
     async fn call(
         &self,
+        liaison: Arc<Liaison>,
         principal: Principal,
         tool: String,
         args: Value,
@@ -242,12 +257,12 @@ impl McpServer {
             }
             return Ok(catalog::result(&catalog::rate_limited(wait)).into());
         }
-        let Some(permit) = self.permit(&principal, &tool).await else {
+        let Some(permit) = self.permit(&liaison, &principal, &tool).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
         let ran = match guard {
             Guard::Unbound => {
-                let host = self.state.liaison.host().clone();
+                let host = liaison.host().clone();
                 let context = CallContext {
                     workspace: principal.workspace.clone(),
                     trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
@@ -290,14 +305,14 @@ impl McpServer {
                 let state = Arc::clone(&self.state);
                 // The session is held for the call: its deadline, and a
                 // margin for recording it.
-                let deadline = state.liaison.host().deadline(&tool).unwrap_or_default();
+                let deadline = liaison.host().deadline(&tool).unwrap_or_default();
                 let lease =
                     (deadline + std::time::Duration::from_secs(5)).min(state.limits.request_timeout());
                 tokio::spawn(async move {
                     let _permit = permit;
                     let sessions = &state.sessions;
                     let mut held = sessions
-                        .hold(&state.liaison, &principal, &skill, handle.as_deref(), lease)
+                        .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
                         .await
                         .map_err(Unanswered::Refused)?;
                     let (envelope, record) = held
@@ -355,8 +370,8 @@ impl McpServer {
     /// A call permit, waiting up to the call's deadline for one to free
     /// (first the credential's, then the server's); `None` when the
     /// deadline passed first.
-    async fn permit(&self, principal: &Principal, tool: &str) -> Option<CallPermit> {
-        let deadline = self.state.liaison.host().deadline(tool).unwrap_or_default();
+    async fn permit(&self, liaison: &Liaison, principal: &Principal, tool: &str) -> Option<CallPermit> {
+        let deadline = liaison.host().deadline(tool).unwrap_or_default();
         let wait = deadline.min(self.state.limits.request_timeout());
         let started = Instant::now();
         let credential = if self.fixed.is_none() {
@@ -420,6 +435,7 @@ impl ServerHandler for McpServer {
         // skills extension, whose files are resources.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_prompts()
             .enable_resources()
             .enable_skills()
@@ -462,6 +478,47 @@ impl ServerHandler for McpServer {
         self.negotiate_initialize(&request)
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session's client (stdio, or an MCP session over HTTP) is told
+        // when a reload changes the tools, until the session ends.
+        let (ended, mut ends) = tokio::sync::oneshot::channel::<()>();
+        if self.ended.set(ended).is_err() {
+            return;
+        }
+        let mut changes = self.state.plugins.changes();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = &mut ends => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // A stateless (2026-07-28) client holds `subscriptions/listen`
+        // open to be told of reloads.
+        let mut changes = self.state.plugins.changes();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = changes.changed() => if changed.is_err() { return Ok(()) },
+            }
+            if context.sink().notify_tool_list_changed().await.is_err() {
+                return Ok(());
+            }
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -470,7 +527,7 @@ impl ServerHandler for McpServer {
         let principal = self.principal(&context)?;
         let tools = self
             .state
-            .liaison
+            .liaison()
             .host()
             .tools()
             .filter(|info| self.visible(&principal, &info.descriptor.name))
@@ -488,7 +545,10 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = self.principal(&context)?;
         let tool = request.name.to_string();
-        if !principal.allows(&tool) || self.state.liaison.host().descriptor(&tool).is_none() {
+        // The set the call runs on, from its check to its end: a reload
+        // meanwhile does not change it.
+        let liaison = self.state.liaison();
+        if !principal.allows(&tool) || liaison.host().descriptor(&tool).is_none() {
             tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
             if let Some(metrics) = self.state.metrics() {
                 metrics.call_refused(&tool, None);
@@ -497,7 +557,7 @@ impl ServerHandler for McpServer {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let guard = self.guard(&context.meta.0);
-        self.call(principal, tool, args, guard, trace_parent(&context.meta.0)).await
+        self.call(liaison, principal, tool, args, guard, trace_parent(&context.meta.0)).await
     }
 
     async fn list_prompts(
@@ -507,7 +567,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let principal = self.principal(&context)?;
         let prompts = self
-            .visible_skills(&principal)
+            .visible_skills(&self.state.liaison(), &principal)
             .map(|skill| Prompt::new(skill.name.clone(), Some(skill.description.clone()), None))
             .collect();
         let mut listed = ListPromptsResult::with_all_items(prompts);
@@ -521,9 +581,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let principal = self.principal(&context)?;
-        let skill = self
-            .state
-            .liaison
+        let liaison = self.state.liaison();
+        let skill = liaison
             .skills()
             .get(&request.name)
             .filter(|skill| self.skill_visible(&principal, skill))
@@ -539,7 +598,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let principal = self.principal(&context)?;
-        let skills = self.visible_skills(&principal).map(skill_entry).collect();
+        let skills = self.visible_skills(&self.state.liaison(), &principal).map(skill_entry).collect();
         let mut listed = ListSkillsResult::with_all_items(skills);
         (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
         Ok(listed)
@@ -551,8 +610,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         let principal = self.principal(&context)?;
+        let liaison = self.state.liaison();
         let skill = self
-            .visible_skill_file(&principal, &request.uri)
+            .visible_skill_file(&liaison, &principal, &request.uri)
             .ok_or_else(|| ErrorData::invalid_params(format!("no skill at `{}`", request.uri), None))?;
         Ok(GetSkillResult::new(skill_entry(skill))
             .with_ttl_ms(LIST_TTL_MS)
@@ -573,7 +633,7 @@ impl ServerHandler for McpServer {
             ],
             None => Vec::new(),
         };
-        resources.extend(self.visible_skills(&principal).map(|skill| {
+        resources.extend(self.visible_skills(&self.state.liaison(), &principal).map(|skill| {
             Resource::new(skill_uri(skill), skill.name.clone())
                 .with_description(skill.description.clone())
                 .with_mime_type("text/markdown")
@@ -589,7 +649,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = self.principal(&context)?;
-        if let Some(skill) = self.visible_skill_file(&principal, &request.uri) {
+        let liaison = self.state.liaison();
+        if let Some(skill) = self.visible_skill_file(&liaison, &principal, &request.uri) {
             return Ok(ReadResourceResult::new(vec![
                 ResourceContents::text(skill.text.clone(), request.uri.clone())
                     .with_mime_type("text/markdown"),
@@ -603,7 +664,7 @@ impl ServerHandler for McpServer {
             Guard::Stateless(skill, Some(handle)) => self
                 .state
                 .sessions
-                .trace(&self.state.liaison, &principal, &skill, &handle)
+                .trace(&self.state.liaison(), &principal, &skill, &handle)
                 .await
                 .map_err(|refusal| refused(&refusal))?,
             Guard::Stateless(..) => {

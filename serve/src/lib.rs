@@ -17,6 +17,8 @@
 //!   session ownership, bounds, drain.
 //! - [`sessions`]: guarded sessions on the stateless revision: sealed
 //!   handles and the ledger replicas share.
+//! - [`reload`]: the plugin set swapped whole when the lock file or
+//!   plugin directory changes, verified first; clients told.
 //! - [`replica`]: session ids that name the replica holding them, and
 //!   the credential owning them.
 //! - [`stdio`]: the stdio transport for a local agent host.
@@ -30,6 +32,7 @@ pub mod config;
 pub mod handler;
 pub mod http;
 pub mod open_files;
+pub mod reload;
 pub mod replica;
 pub mod sessions;
 pub mod stalled_writes;

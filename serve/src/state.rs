@@ -1,7 +1,9 @@
-//! What every connection shares: the liaison (host, skills, trace key),
+//! What every connection shares: the plugin set (host, skills, trace
+//! key; swapped whole on a reload),
 //! the bounds, the in-flight call slots, every credential's share and
 //! the call spans.
 
+use crate::reload::Plugins;
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
 use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
@@ -14,8 +16,10 @@ use tokio::sync::Semaphore;
 
 /// Shared server state.
 pub struct ServeState {
-    /// Host, skills and the trace signer.
-    pub liaison: Liaison,
+    /// Host, skills and the trace signer: the set serving now.
+    pub plugins: Plugins,
+    /// The host's metrics, shared by every set a reload swaps in.
+    metrics: Option<Metrics>,
     /// The bounds.
     pub limits: Limits,
     /// One permit per tool call running.
@@ -79,7 +83,8 @@ impl ServeState {
             sessions: GuardedSessions::new(sessions, &limits)?,
             calls: Arc::new(Semaphore::new(limits.max_in_flight_calls as usize)),
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
-            liaison,
+            metrics: liaison.host().metrics().cloned(),
+            plugins: Plugins::new(liaison),
             limits,
             trace_key,
             spans,
@@ -88,7 +93,13 @@ impl ServeState {
 
     /// The host's metrics, when it counts any (served at `GET /metrics`).
     pub fn metrics(&self) -> Option<&Metrics> {
-        self.liaison.host().metrics()
+        self.metrics.as_ref()
+    }
+
+    /// The plugin set serving now: a call holds it to its end, so a
+    /// reload never changes the set under a running call.
+    pub fn liaison(&self) -> Arc<Liaison> {
+        self.plugins.current()
     }
 
     /// Record the spans of a call of `tool` that just ended, when

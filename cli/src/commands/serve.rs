@@ -179,7 +179,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     // Counted only where `GET /metrics` can serve them.
     let metrics = (config.metrics.enabled && args.http.is_some()).then(harmonia_host::metrics::Metrics::new);
     // Every call the server lets in gets an async slot at once.
-    let host = build_host_with(&args.host, metrics, config.limits.max_in_flight_calls)?;
+    let host = build_host_with(&args.host, metrics.clone(), config.limits.max_in_flight_calls)?;
+    let reload = reload_source(&args.host, metrics, config.limits.max_in_flight_calls)?;
     let signer = TraceSigner::host_key(&load_config(args.host.config.as_deref())?.trace)?;
     let liaison = Liaison::new(host, load_skills(args.skills.as_deref())?)
         .context("skills and tools disagree")?
@@ -198,7 +199,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     // not be made or dropped inside it.
     let spans = CallSpans::from_config(&config.telemetry)?;
     let state = ServeState::from_config(liaison, &config, spans.clone())?;
-    let result = serve(args, config, state, skill);
+    let result = serve(args, config, state, skill, reload);
     if let Some(spans) = spans {
         spans.shutdown();
     }
@@ -210,11 +211,16 @@ fn serve(
     config: ServeConfig,
     state: std::sync::Arc<ServeState>,
     skill: Option<harmonia_host::liaison::skills::Skill>,
+    reload: harmonia_serve::reload::Source,
 ) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let _reloader = {
+        let _entered = runtime.enter();
+        harmonia_serve::reload::start(std::sync::Arc::clone(&state), reload, &config.reload)
+    };
     if args.stdio {
         let allow = if args.tools.is_empty() {
-            state.liaison.host().tools().map(|info| info.descriptor.name.clone()).collect()
+            state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect()
         } else {
             args.tools.iter().cloned().collect()
         };
@@ -258,6 +264,22 @@ fn serve(
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a reload watches (the lock file, the plugin directory and files)
+/// and how it builds the new host: as at start, the config read again.
+fn reload_source(
+    args: &HostArgs,
+    metrics: Option<harmonia_host::metrics::Metrics>,
+    calls_at_least: u32,
+) -> Result<harmonia_serve::reload::Source> {
+    let plugins = load_config(args.config.as_deref())?.plugins;
+    let watch = plugins.lock.into_iter().chain(plugins.dir).chain(plugins.files).chain(args.plugins.clone());
+    let args = HostArgs { quiet: true, ..args.clone() };
+    Ok(harmonia_serve::reload::Source {
+        watch: watch.collect(),
+        build: std::sync::Arc::new(move || build_host_with(&args, metrics.clone(), calls_at_least)),
+    })
 }
 
 /// Raise the soft open-files limit to the hard one, as servers do: each
