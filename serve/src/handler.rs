@@ -78,6 +78,9 @@ pub struct McpServer {
     /// otherwise each request stands alone (the stateless revision).
     in_session: AtomicBool,
     id: u64,
+    /// Reloads since this handler was made (taken by the first to tell
+    /// the client of them: a session, or a stateless subscription).
+    changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
     /// Dropped with the handler: ends the task telling the client of
     /// reloads.
     ended: OnceLock<tokio::sync::oneshot::Sender<()>>,
@@ -150,15 +153,21 @@ impl McpServer {
     /// connections take it from each request).
     pub fn new(state: Arc<ServeState>, skill: Option<Skill>, fixed: Option<Principal>) -> Self {
         Self {
-            state,
             skill,
             fixed,
             pinned: OnceLock::new(),
             session: OnceLock::new(),
             in_session: AtomicBool::new(false),
             id: next_id(),
+            changes: std::sync::Mutex::new(Some(state.plugins.changes())),
             ended: OnceLock::new(),
+            state,
         }
+    }
+
+    /// This handler's receiver of reloads, the first time it is asked.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.changes.lock().ok()?.take()
     }
 
     fn principal(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
@@ -481,11 +490,11 @@ impl ServerHandler for McpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A session's client (stdio, or an MCP session over HTTP) is told
         // when a reload changes the tools, until the session ends.
+        let Some(mut changes) = self.changes() else { return };
         let (ended, mut ends) = tokio::sync::oneshot::channel::<()>();
         if self.ended.set(ended).is_err() {
             return;
         }
-        let mut changes = self.state.plugins.changes();
         let peer = context.peer;
         tokio::spawn(async move {
             loop {
@@ -507,7 +516,7 @@ impl ServerHandler for McpServer {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // A stateless (2026-07-28) client holds `subscriptions/listen`
         // open to be told of reloads.
-        let mut changes = self.state.plugins.changes();
+        let mut changes = self.changes().unwrap_or_else(|| self.state.plugins.changes());
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),

@@ -26,6 +26,10 @@
 //! loader's reason: a path, a digest, a key fingerprint, never a secret)
 //! and counted in `harmonia_plugin_reloads_total{outcome="refused"}`.
 //!
+//! A build that the files changed under (they look different after it
+//! than before it) may have read half of one state and half of another:
+//! it is thrown away unswapped and tried again once they settle.
+//!
 //! Bounded work: one build at a time, on a blocking thread; a trigger
 //! arriving while one runs is kept as one pending reload, however many
 //! arrive (a storm of changes or signals costs at most one more build).
@@ -101,9 +105,7 @@ pub struct Source {
 /// watching (when enabled) and on every `SIGHUP`. Call within a tokio
 /// runtime; the reloader stops when the returned handle is dropped.
 pub fn start(state: Arc<ServeState>, source: Source, config: &crate::config::ReloadConfig) -> Arc<Reloader> {
-    // Off: a look so rare it never comes; SIGHUP still reloads.
-    let interval = if config.enabled { config.interval() } else { Duration::from_secs(365 * 24 * 3600) };
-    let reloader = Arc::new(Reloader::spawn(state, source, interval));
+    let reloader = Arc::new(Reloader::spawn(state, source, config.interval(), config.enabled));
     let weak = Arc::downgrade(&reloader);
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
@@ -162,7 +164,7 @@ fn fingerprint(paths: &[PathBuf]) -> Vec<Seen> {
 }
 
 /// Counts of what the reloader did, for whoever waits on it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Status {
     /// Builds started.
     pub builds: u64,
@@ -170,6 +172,10 @@ pub struct Status {
     pub swapped: u64,
     /// New sets refused (the old one kept serving).
     pub refused: u64,
+    /// Builds thrown away unswapped: the files changed while they ran.
+    pub discarded: u64,
+    /// Why the last refused set was refused (as logged).
+    pub last_refusal: Option<String>,
     /// Whether a build runs now.
     pub building: bool,
 }
@@ -181,6 +187,15 @@ pub struct Reloader {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// How often to look.
+#[derive(Clone, Copy)]
+struct Every {
+    /// Between two looks, and before a discarded build is tried again.
+    interval: Duration,
+    /// Whether to look when not triggered.
+    watching: bool,
+}
+
 /// A reload asked for out of turn (SIGHUP): at most one is kept pending.
 #[derive(Default)]
 struct Trigger {
@@ -189,12 +204,17 @@ struct Trigger {
 }
 
 impl Reloader {
-    /// Watch `source` every `interval` and keep `state`'s plugins up to
-    /// date. Call within a tokio runtime.
-    pub fn spawn(state: Arc<ServeState>, source: Source, interval: Duration) -> Self {
+    /// Keep `state`'s plugins up to date with `source`: looked at every
+    /// `interval` when `watching`, and on [`Reloader::trigger`]. Call
+    /// within a tokio runtime.
+    pub fn spawn(state: Arc<ServeState>, source: Source, interval: Duration, watching: bool) -> Self {
         let trigger = Arc::new(Trigger::default());
         let (report, status) = watch::channel(Status::default());
-        let task = tokio::spawn(watch_loop(state, source, interval, Arc::clone(&trigger), report));
+        let every = Every { interval, watching };
+        // What the set serving now was built from (or a later state,
+        // which a change then shows).
+        let loaded = fingerprint(&source.watch);
+        let task = tokio::spawn(watch_loop(state, source, every, loaded, Arc::clone(&trigger), report));
         Self { trigger, status, task }
     }
 
@@ -207,15 +227,21 @@ impl Reloader {
 
     /// What the reloader did so far.
     pub fn status(&self) -> Status {
-        *self.status.borrow()
+        self.status.borrow().clone()
     }
 
-    /// Wait until no build runs and none is pending; the status then.
+    /// Wait until no build runs and none is pending; the status then (a
+    /// discarded build's retry, due an interval later, is not waited for).
     pub async fn settled(&self) -> Status {
+        self.wait_for(|status| !status.building && !self.trigger.pending.load(Ordering::Acquire)).await
+    }
+
+    /// Wait until the status is as `done` says; the status then.
+    pub async fn wait_for(&self, done: impl Fn(&Status) -> bool) -> Status {
         let mut status = self.status.clone();
         loop {
-            let now = *status.borrow_and_update();
-            if !now.building && !self.trigger.pending.load(Ordering::Acquire) {
+            let now = status.borrow_and_update().clone();
+            if done(&now) {
                 return now;
             }
             if status.changed().await.is_err() {
@@ -234,23 +260,27 @@ impl Drop for Reloader {
 async fn watch_loop(
     state: Arc<ServeState>,
     source: Source,
-    interval: Duration,
+    every: Every,
+    mut loaded: Vec<Seen>,
     trigger: Arc<Trigger>,
     report: watch::Sender<Status>,
 ) {
     let paths = Arc::new(source.watch.clone());
     let look = || {
         let paths = Arc::clone(&paths);
-        tokio::task::spawn_blocking(move || fingerprint(&paths))
+        async move { tokio::task::spawn_blocking(move || fingerprint(&paths)).await.unwrap_or_default() }
     };
-    let Ok(mut loaded) = look().await else { return };
     let mut settling: Option<Vec<Seen>> = None;
+    let mut retry = false;
     loop {
         let forced = tokio::select! {
-            _ = tokio::time::sleep(interval) => false,
+            _ = tokio::time::sleep(every.interval) => std::mem::take(&mut retry),
             _ = trigger.notify.notified() => true,
         };
-        let Ok(now) = look().await else { return };
+        if !forced && !every.watching {
+            continue;
+        }
+        let now = look().await;
         let forced = forced | trigger.pending.load(Ordering::Acquire);
         if !forced {
             if now == loaded {
@@ -267,35 +297,49 @@ async fn watch_loop(
         // Taken before the build: a trigger arriving during it makes one
         // more.
         trigger.pending.store(false, Ordering::Release);
-        settling = None;
+        (settling, retry) = (None, false);
         report.send_modify(|status| {
             status.builds += 1;
             status.building = true;
         });
-        let swapped = reload(&state, &source.build).await;
-        // What was looked at before the build: a change made during it is
-        // seen at the next look.
+        let built = build(&source.build).await;
+        // The files changed while the build read them: what it read may
+        // be half one state and half another. Not swapped; built again
+        // once they settle.
+        if look().await != now {
+            tracing::info!("the plugin files changed during the reload: trying again once they settle");
+            retry = true;
+            report.send_modify(|status| {
+                status.building = false;
+                status.discarded += 1;
+            });
+            continue;
+        }
+        let refused = swap(&state, built).err();
         loaded = now;
         report.send_modify(|status| {
             status.building = false;
-            if swapped {
-                status.swapped += 1;
-            } else {
-                status.refused += 1;
+            match refused {
+                None => status.swapped += 1,
+                Some(reason) => {
+                    status.refused += 1;
+                    status.last_refusal = Some(reason);
+                }
             }
         });
     }
 }
 
-/// Build a new set and swap it in; false when it was refused.
-async fn reload(state: &ServeState, build: &Build) -> bool {
+/// A new host, built on a blocking thread.
+async fn build(build: &Build) -> anyhow::Result<Host> {
     let build = Arc::clone(build);
-    let built = tokio::task::spawn_blocking(move || build())
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the build panicked")));
+    tokio::task::spawn_blocking(move || build()).await.unwrap_or_else(|_| Err(anyhow::anyhow!("the build panicked")))
+}
+
+/// Swap `built` in, or say why it was refused.
+fn swap(state: &ServeState, built: anyhow::Result<Host>) -> Result<(), String> {
     let old = state.liaison();
-    let next = built.and_then(|host| Ok(old.with_host(host)?));
-    match next {
+    match built.and_then(|host| Ok(old.with_host(host)?)) {
         Ok(next) => {
             let changed = offered(old.host()) != offered(next.host());
             let tools = next.host().tools().count();
@@ -304,14 +348,15 @@ async fn reload(state: &ServeState, build: &Build) -> bool {
                 metrics.plugin_reload(if changed { Reload::Swapped } else { Reload::Unchanged });
             }
             tracing::info!(tools, changed, "plugins reloaded");
-            true
+            Ok(())
         }
         Err(error) => {
             if let Some(metrics) = state.metrics() {
                 metrics.plugin_reload(Reload::Refused);
             }
-            tracing::warn!(error = %format!("{error:#}"), "plugin reload refused: the old set keeps serving");
-            false
+            let reason = format!("{error:#}");
+            tracing::warn!(%reason, "plugin reload refused: the old set keeps serving");
+            Err(reason)
         }
     }
 }
