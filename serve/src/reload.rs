@@ -233,7 +233,19 @@ impl Reloader {
     /// Wait until no build runs and none is pending; the status then (a
     /// discarded build's retry, due an interval later, is not waited for).
     pub async fn settled(&self) -> Status {
-        self.wait_for(|status| !status.building && !self.trigger.pending.load(Ordering::Acquire)).await
+        let mut status = self.status.clone();
+        loop {
+            // Pending first: the loop reports a build before it clears
+            // the trigger, so a trigger seen cleared is a build seen.
+            let pending = self.trigger.pending.load(Ordering::Acquire);
+            let now = status.borrow_and_update().clone();
+            if !pending && !now.building {
+                return now;
+            }
+            if status.changed().await.is_err() {
+                return now;
+            }
+        }
     }
 
     /// Wait until the status is as `done` says; the status then.
@@ -294,14 +306,14 @@ async fn watch_loop(
                 continue;
             }
         }
-        // Taken before the build: a trigger arriving during it makes one
-        // more.
-        trigger.pending.store(false, Ordering::Release);
-        (settling, retry) = (None, false);
         report.send_modify(|status| {
             status.builds += 1;
             status.building = true;
         });
+        // Taken before the build: a trigger arriving during it makes one
+        // more.
+        trigger.pending.store(false, Ordering::Release);
+        (settling, retry) = (None, false);
         let built = build(&source.build).await;
         // The files changed while the build read them: what it read may
         // be half one state and half another. Not swapped; built again
