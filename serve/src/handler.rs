@@ -188,6 +188,12 @@ impl McpServer {
             );
             return Err(ErrorData::invalid_request("this MCP session belongs to another credential", None));
         }
+        let mut principal = principal;
+        if self.fixed.is_some() && principal.allow.is_empty() {
+            // A stdio server without an allow-list offers every tool
+            // loaded now, a reload's new ones too.
+            principal.allow = self.state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect();
+        }
         Ok(principal)
     }
 

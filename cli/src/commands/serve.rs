@@ -219,11 +219,8 @@ fn serve(
         harmonia_serve::reload::start(std::sync::Arc::clone(&state), reload, &config.reload)
     };
     if args.stdio {
-        let allow = if args.tools.is_empty() {
-            state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect()
-        } else {
-            args.tools.iter().cloned().collect()
-        };
+        // Empty: every tool loaded, now and after a reload.
+        let allow = args.tools.iter().cloned().collect();
         let principal =
             Principal { id: "stdio".into(), workspace: workspace(args.workspace), allow, rate: None };
         runtime.block_on(harmonia_serve::stdio::serve(state, principal, skill))?;
