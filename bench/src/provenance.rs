@@ -136,9 +136,15 @@ fn reload(effort: &Effort, config: HostConfig, out: &mut Report) -> Result<()> {
     let build = Arc::new(move || Ok(Host::new(config.clone())?));
     let reloader = {
         let _entered = runtime.enter();
-        Reloader::spawn(Arc::clone(&state), Source { watch: Vec::new(), build }, Duration::from_secs(600), false)
+        Reloader::spawn(
+            Arc::clone(&state),
+            Source { watch: Vec::new(), build },
+            Duration::from_secs(600),
+            false,
+        )
     };
-    let (stop, calls, failed) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (stop, calls, failed) =
+        (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let input = r#"{"job_id": "job-1"}"#;
     let context = harmonia_host::CallContext::default();
     // What the call answers with no reload under way: every call during

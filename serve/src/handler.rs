@@ -40,6 +40,7 @@ use harmonia_host::liaison::skills::Skill;
 use harmonia_host::liaison::trace::EntryKind;
 use harmonia_host::liaison::validator::RuleCode;
 use harmonia_host::metrics::{Bound, Metrics};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation,
@@ -48,7 +49,6 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
     ServerCapabilities, ServerConfig, SkillFrontmatter, SkillResource, SkillResources,
 };
-use rmcp::model::SubscriptionFilter;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
@@ -192,7 +192,8 @@ impl McpServer {
         if self.fixed.is_some() && principal.allow.is_empty() {
             // A stdio server without an allow-list offers every tool
             // loaded now, a reload's new ones too.
-            principal.allow = self.state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect();
+            principal.allow =
+                self.state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect();
         }
         Ok(principal)
     }

@@ -152,7 +152,8 @@ fn fingerprint(paths: &[PathBuf]) -> Vec<Seen> {
     for path in paths {
         match std::fs::read_dir(path) {
             Ok(entries) => {
-                let mut entries: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
+                let mut entries: Vec<PathBuf> =
+                    entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
                 entries.sort();
                 out.push(seen(path.clone()));
                 out.extend(entries.into_iter().map(seen));
@@ -345,7 +346,9 @@ async fn watch_loop(
 /// A new host, built on a blocking thread.
 async fn build(build: &Build) -> anyhow::Result<Host> {
     let build = Arc::clone(build);
-    tokio::task::spawn_blocking(move || build()).await.unwrap_or_else(|_| Err(anyhow::anyhow!("the build panicked")))
+    tokio::task::spawn_blocking(move || build())
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the build panicked")))
 }
 
 /// Swap `built` in, or say why it was refused.

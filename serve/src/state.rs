@@ -3,8 +3,8 @@
 //! the bounds, the in-flight call slots, every credential's share and
 //! the call spans.
 
-use crate::reload::Plugins;
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
+use crate::reload::Plugins;
 use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
 use crate::tenants::Tenants;

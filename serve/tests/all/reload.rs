@@ -86,7 +86,8 @@ impl Reloading {
     fn listed(&self) -> Vec<String> {
         let server = &self.server;
         let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
-        let answer = server.post("/mcp", &server.token, &headers, &stateless_request("tools/list", json!({})));
+        let answer =
+            server.post("/mcp", &server.token, &headers, &stateless_request("tools/list", json!({})));
         assert_eq!(answer.status, 200, "{}", answer.body);
         let tools = answer.json()["result"]["tools"].as_array().cloned().unwrap_or_default();
         tools.iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect()
@@ -107,7 +108,9 @@ fn config(plugins: Option<&Path>, cache: &TempDir, upstream: Option<&Loopback>) 
 
 /// Builds a host from `config`, counting into `metrics`.
 fn builder(config: HostConfig, metrics: Metrics) -> Build {
-    Arc::new(move || Ok(Host::builder(config.clone()).public_web_mock(false).metrics(metrics.clone()).build()?))
+    Arc::new(move || {
+        Ok(Host::builder(config.clone()).public_web_mock(false).metrics(metrics.clone()).build()?)
+    })
 }
 
 fn put(dir: &Path, guest: &str) {
@@ -122,12 +125,17 @@ fn status_of(envelope: &Value) -> &str {
 fn a_call_in_flight_finishes_on_the_old_set_while_new_calls_see_the_new_one() {
     let upstream = Loopback::start();
     let gate = Gate::default();
-    upstream.route("/slow", Reply::Gated(gate.clone(), Box::new(Reply::Json(200, r#"{"old": true}"#.into()))));
+    upstream
+        .route("/slow", Reply::Gated(gate.clone(), Box::new(Reply::Json(200, r#"{"old": true}"#.into()))));
     let (plugins, cache) = (TempDir::new("reload-plugins"), TempDir::new("reload-cache"));
     put(plugins.path(), "testing-fetch-url");
     // The new set's component compiled ahead, so the swap is a cache hit
     // well inside the held call's deadline.
-    Host::builder(config(None, &cache, None)).component_file(guest_path("testing-trivial")).unwrap().build().unwrap();
+    Host::builder(config(None, &cache, None))
+        .component_file(guest_path("testing-trivial"))
+        .unwrap()
+        .build()
+        .unwrap();
     let build = builder(config(Some(plugins.path()), &cache, Some(&upstream)), Metrics::new());
     let reloading = Reloading::start(build, vec![plugins.path().to_owned()], NEVER);
     let server = &reloading.server;
@@ -175,7 +183,9 @@ fn lock(store: &Store, guests: &[(&str, &PrivateKey)]) {
         let repository = format!("127.0.0.1:1/tests/{guest}");
         let payload = cosign::payload(&repository, &manifest_digest);
         let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&payload));
-        store.write_signatures(&manifest_digest, &[cosign::StoredSignature::new(&payload, &signature)]).unwrap();
+        store
+            .write_signatures(&manifest_digest, &[cosign::StoredSignature::new(&payload, &signature)])
+            .unwrap();
         lock.upsert(LockEntry {
             name: (*guest).to_owned(),
             reference: format!("oci://{repository}@{manifest_digest}"),
@@ -191,8 +201,10 @@ fn lock(store: &Store, guests: &[(&str, &PrivateKey)]) {
 fn a_lock_naming_a_bad_signature_or_digest_leaves_the_old_set_serving_and_is_counted() {
     let (plugins, cache) = (TempDir::new("reload-lock"), TempDir::new("reload-lock-cache"));
     let store = Store::new(plugins.path());
-    let (trusted, stranger) =
-        (PrivateKey::generate(Algorithm::EcdsaP256).unwrap(), PrivateKey::generate(Algorithm::EcdsaP256).unwrap());
+    let (trusted, stranger) = (
+        PrivateKey::generate(Algorithm::EcdsaP256).unwrap(),
+        PrivateKey::generate(Algorithm::EcdsaP256).unwrap(),
+    );
     let key_file = plugins.path().join("ci.pub");
     std::fs::write(&key_file, trusted.public().to_pem()).unwrap();
     lock(&store, &[("testing-trivial", &trusted)]);
@@ -201,8 +213,7 @@ fn a_lock_naming_a_bad_signature_or_digest_leaves_the_old_set_serving_and_is_cou
     host_config.plugins.trust.require_signatures = true;
     host_config.plugins.trust.keys = vec![key_file];
     let metrics = Metrics::new();
-    let reloading =
-        Reloading::start(builder(host_config, metrics.clone()), vec![store.lock_path()], NEVER);
+    let reloading = Reloading::start(builder(host_config, metrics.clone()), vec![store.lock_path()], NEVER);
     let server = &reloading.server;
     let serving_the_old_set = || {
         let listed = reloading.listed();
@@ -393,7 +404,9 @@ fn clients_are_told_when_a_reload_changes_the_tools() {
     let reloading = Reloading::start(build, vec![plugins.path().to_owned()], NEVER);
     let server = &reloading.server;
     let sse = |request: ureq::RequestBuilder<ureq::typestate::WithoutBody>| {
-        request.header("Authorization", &format!("Bearer {}", server.token)).header("Accept", "text/event-stream")
+        request
+            .header("Authorization", &format!("Bearer {}", server.token))
+            .header("Accept", "text/event-stream")
     };
 
     // An MCP session (2025-06-18) is told that the server may change its
@@ -419,7 +432,8 @@ fn clients_are_told_when_a_reload_changes_the_tools() {
     let in_session = methods_of(stream);
 
     // A stateless client (2026-07-28) listens for the change.
-    let listen = stateless_request("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let listen =
+        stateless_request("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
     let stream = server
         .agent
         .post(format!("{}/mcp", server.url))

@@ -66,7 +66,12 @@ impl Server {
 
     /// Serve `state` as `config` says, the first token allowing `tools`;
     /// `dir` lives as long as the server.
-    pub fn serve(state: std::sync::Arc<ServeState>, config: ServeConfig, tools: &[&str], dir: TempDir) -> Self {
+    pub fn serve(
+        state: std::sync::Arc<ServeState>,
+        config: ServeConfig,
+        tools: &[&str],
+        dir: TempDir,
+    ) -> Self {
         let mut tokens = TokenFile::default();
         let (token, _) = tokens.add("ws_demo", tools.iter().map(|tool| tool.to_string()).collect()).unwrap();
         let tokens_path = dir.path().join("tokens.toml");
