@@ -271,7 +271,14 @@ impl HostBuilder {
                 PluginOrigin::Oci(_) => locked_pins.get(&index).map(String::as_str),
             };
             let started = Instant::now();
-            let mut loaded = plugin::load(&runtime, policy, limits, &bytes, origin, pin).map_err(refused)?;
+            // A locked component's bytes were hashed against its layer
+            // digest as the store read them: not hashed again.
+            let verified = matches!(origin, PluginOrigin::Oci(_)).then_some(pin).flatten();
+            let mut loaded = match verified {
+                Some(sha256) => plugin::load_verified(&runtime, policy, limits, &bytes, origin, sha256),
+                None => plugin::load(&runtime, policy, limits, &bytes, origin, pin),
+            }
+            .map_err(refused)?;
             loaded.info.provenance = provenances.remove(&index);
             if let Some(metrics) = &self.metrics {
                 metrics.component_loaded(loaded.cache);

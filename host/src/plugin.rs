@@ -303,13 +303,40 @@ pub fn load(
         (sha256, admit_shape(policy, limits, bytes, &origin).map(|_| lookup(runtime, bytes)))
     };
     let sha256 = checked_hash(sha256)?;
-    let (component, cache) = match cached? {
+    let (component, cache) = compiled(runtime, bytes, &origin, cached?)?;
+    load_compiled(runtime, policy, limits, &component, sha256, origin, cache)
+}
+
+/// [`load`] for bytes already hashed to `sha256` by whoever read them (a
+/// locked component, whose bytes the store hashed against the locked
+/// layer digest as it read them into this buffer): the same checks,
+/// without hashing the same bytes twice.
+pub fn load_verified(
+    runtime: &Runtime,
+    policy: ImportPolicy,
+    limits: CallLimits,
+    bytes: &[u8],
+    origin: PluginOrigin,
+    sha256: &str,
+) -> Result<Plugin, LoadError> {
+    let cached = admit_shape(policy, limits, bytes, &origin).map(|_| lookup(runtime, bytes))?;
+    let (component, cache) = compiled(runtime, bytes, &origin, cached)?;
+    load_compiled(runtime, policy, limits, &component, sha256.to_owned(), origin, cache)
+}
+
+/// The component for `bytes`: from the cache's answer, else compiled.
+fn compiled(
+    runtime: &Runtime,
+    bytes: &[u8],
+    origin: &PluginOrigin,
+    cached: Lookup,
+) -> Result<(Component, CacheOutcome), LoadError> {
+    Ok(match cached {
         Lookup::Hit(component) => (component, CacheOutcome::Hit),
         // The lookup deleted a broken entry; the compile rebuilds it.
-        Lookup::Broken => (compile(runtime, bytes, &origin)?.0, CacheOutcome::Rebuilt),
-        Lookup::Missing => compile(runtime, bytes, &origin)?,
-    };
-    load_compiled(runtime, policy, limits, &component, sha256, origin, cache)
+        Lookup::Broken => (compile(runtime, bytes, origin)?.0, CacheOutcome::Rebuilt),
+        Lookup::Missing => compile(runtime, bytes, origin)?,
+    })
 }
 
 /// The cache entry for `bytes`, if the runtime has a cache (a broken entry

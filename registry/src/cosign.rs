@@ -11,6 +11,13 @@
 //! Only what the signature covers is trusted: the payload is read after its
 //! signature verified with a trusted key, and then its digest must be the
 //! manifest digest being verified.
+//!
+//! A signature check is a pure function of the key, the payload and the
+//! signature, so a process remembers the triples it saw verify (by their
+//! SHA-256, at most [`REMEMBERED`]): a reload or a second host verifying
+//! the same bytes pays a hash instead of an ECDSA verification. The bytes
+//! themselves are read and hashed on every load; any changed byte of the
+//! key, payload or signature is a new triple, checked afresh.
 
 use crate::digest::Digest;
 use crate::keys::PublicKey;
@@ -112,6 +119,38 @@ struct Image {
     digest: String,
 }
 
+/// The most verified triples a process remembers (then it forgets them all
+/// and starts again).
+pub const REMEMBERED: usize = 4096;
+
+fn remembered() -> &'static std::sync::Mutex<std::collections::HashSet<[u8; 32]>> {
+    static VERIFIED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<[u8; 32]>>> =
+        std::sync::OnceLock::new();
+    VERIFIED.get_or_init(Default::default)
+}
+
+/// Whether `signature` by `key` verifies over `payload`, remembered.
+fn verifies(key: &PublicKey, payload: &[u8], signature: &[u8]) -> bool {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    for part in [key.fingerprint().as_bytes(), payload, signature] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part);
+    }
+    let triple: [u8; 32] = hasher.finalize().into();
+    if remembered().lock().is_ok_and(|seen| seen.contains(&triple)) {
+        return true;
+    }
+    let verified = key.verifies(payload, signature);
+    if verified && let Ok(mut seen) = remembered().lock() {
+        if seen.len() >= REMEMBERED {
+            seen.clear();
+        }
+        seen.insert(triple);
+    }
+    verified
+}
+
 /// The fingerprint of the first trusted key whose signature covers
 /// `digest`, or why there is none.
 pub fn verify(
@@ -132,7 +171,7 @@ pub fn verify(
             continue;
         };
         for key in trusted {
-            if !key.verifies(&payload, &signature) {
+            if !verifies(key, &payload, &signature) {
                 continue;
             }
             // Read only now: the payload is what a trusted key signed.
@@ -172,6 +211,31 @@ mod tests {
         let digest = Digest::of(b"manifest");
         let verified = verify(&[signed(&key, &digest)], &digest, &[key.public().clone()]);
         assert_eq!(verified.as_deref(), Ok(key.public().fingerprint()));
+    }
+
+    /// Hostile: once a signature verified (and is remembered), the same
+    /// payload with another signature, or the same signature checked
+    /// against another key, is checked afresh and refused.
+    #[test]
+    fn a_remembered_signature_vouches_for_nothing_else() {
+        let key = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+        let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+        let digest = Digest::of(b"a manifest remembered");
+        let good = signed(&key, &digest);
+        for _ in 0..2 {
+            let verified = verify(std::slice::from_ref(&good), &digest, &[key.public().clone()]);
+            assert_eq!(verified.as_deref(), Ok(key.public().fingerprint()));
+        }
+        let mut forged = good.clone();
+        forged.signature = signed(&stranger, &digest).signature;
+        assert_eq!(
+            verify(&[forged], &digest, &[key.public().clone()]),
+            Err(Refusal::UntrustedKey { count: 1 })
+        );
+        assert_eq!(
+            verify(std::slice::from_ref(&good), &digest, &[stranger.public().clone()]),
+            Err(Refusal::UntrustedKey { count: 1 })
+        );
     }
 
     #[test]

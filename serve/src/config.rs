@@ -24,6 +24,9 @@
 //! [metrics]                            # GET /metrics (Prometheus text)
 //! enabled = true                       # false: no route, nothing counted
 //! require_token = false                # true: behind the bearer check
+//! [reload]                             # hot reload of the lock file and plugin directory
+//! enabled = true
+//! poll_interval_ms = 2000              # 100 to 600000; SIGHUP reloads at once
 //! [rate_limits]                        # token buckets per credential (and per tool)
 //! enabled = true
 //! calls_per_second = 50                # every tool together, per credential
@@ -78,6 +81,8 @@ pub struct ServeConfig {
     pub telemetry: TelemetryConfig,
     /// The metrics endpoint.
     pub metrics: MetricsConfig,
+    /// Hot reload of the plugin set.
+    pub reload: ReloadConfig,
     /// Rate limits on tool calls, per credential.
     pub rate_limits: RateLimits,
     /// Guarded sessions on the stateless revision: the key sealing their
@@ -246,6 +251,36 @@ impl Default for MetricsConfig {
     }
 }
 
+/// `[reload]`: the lock file, the plugin directory and the plugin files
+/// are looked at this often; a change that stays for one whole interval
+/// is verified, loaded and swapped in (crate::reload). `SIGHUP` reloads
+/// at once.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReloadConfig {
+    /// Watch at all (off: the set loaded at start serves until exit;
+    /// `SIGHUP` still reloads).
+    pub enabled: bool,
+    /// Between two looks, ms.
+    pub poll_interval_ms: u64,
+}
+
+/// The bounds of `reload.poll_interval_ms`.
+pub const POLL_INTERVAL_MS: std::ops::RangeInclusive<u64> = 100..=600_000;
+
+impl Default for ReloadConfig {
+    fn default() -> Self {
+        Self { enabled: true, poll_interval_ms: 2000 }
+    }
+}
+
+impl ReloadConfig {
+    /// Between two looks.
+    pub fn interval(&self) -> Duration {
+        Duration::from_millis(self.poll_interval_ms)
+    }
+}
+
 /// Every bound the server keeps.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -389,6 +424,13 @@ impl ServeConfig {
         if limits.max_in_flight_calls > most_calls {
             return Err(ServeConfigError::Invalid(format!(
                 "limits.max_in_flight_calls must be at most {most_calls}"
+            )));
+        }
+        if !POLL_INTERVAL_MS.contains(&self.reload.poll_interval_ms) {
+            return Err(ServeConfigError::Invalid(format!(
+                "reload.poll_interval_ms must be from {} to {}",
+                POLL_INTERVAL_MS.start(),
+                POLL_INTERVAL_MS.end()
             )));
         }
         if let Some(problem) = self.rate_limits.credential().problem() {

@@ -39,9 +39,10 @@ use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
 use harmonia_contract::liaison::trace::EntryKind;
 use harmonia_contract::liaison::validator::RuleCode;
-use harmonia_host::liaison::session::Session;
+use harmonia_host::liaison::session::{Liaison, Session};
 use harmonia_host::liaison::skills::Skill;
 use harmonia_host::{CallContext, CallError};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation,
@@ -50,7 +51,7 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
     ServerCapabilities, ServerConfig, SkillFrontmatter, SkillResource, SkillResources,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -79,6 +80,12 @@ pub struct McpServer {
     /// otherwise each request stands alone (the stateless revision).
     in_session: AtomicBool,
     id: u64,
+    /// Reloads since this handler was made (taken by the first to tell
+    /// the client of them: a session, or a stateless subscription).
+    changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
+    /// Dropped with the handler: ends the task telling the client of
+    /// reloads.
+    ended: OnceLock<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Which guard a call passes.
@@ -148,14 +155,21 @@ impl McpServer {
     /// connections take it from each request).
     pub fn new(state: Arc<ServeState>, skill: Option<Skill>, fixed: Option<Principal>) -> Self {
         Self {
-            state,
             skill,
             fixed,
             pinned: OnceLock::new(),
             session: OnceLock::new(),
             in_session: AtomicBool::new(false),
             id: next_id(),
+            changes: std::sync::Mutex::new(Some(state.plugins.changes())),
+            ended: OnceLock::new(),
+            state,
         }
+    }
+
+    /// This handler's receiver of reloads, the first time it is asked.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.changes.lock().ok()?.take()
     }
 
     fn principal(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
@@ -176,6 +190,13 @@ impl McpServer {
             );
             return Err(ErrorData::invalid_request("this MCP session belongs to another credential", None));
         }
+        let mut principal = principal;
+        if self.fixed.is_some() && principal.allow.is_empty() {
+            // A stdio server without an allow-list offers every tool
+            // loaded now, a reload's new ones too.
+            principal.allow =
+                self.state.liaison().host().tools().map(|info| info.descriptor.name.clone()).collect();
+        }
         Ok(principal)
     }
 
@@ -185,14 +206,23 @@ impl McpServer {
     }
 
     /// The skills `principal` may see on this connection.
-    fn visible_skills<'a>(&'a self, principal: &'a Principal) -> impl Iterator<Item = &'a Skill> {
-        self.state.liaison.skills().iter().filter(move |skill| self.skill_visible(principal, skill))
+    fn visible_skills<'a>(
+        &'a self,
+        liaison: &'a Liaison,
+        principal: &'a Principal,
+    ) -> impl Iterator<Item = &'a Skill> {
+        liaison.skills().iter().filter(move |skill| self.skill_visible(principal, skill))
     }
 
     /// The skill whose file `uri` names, when `principal` may see it here.
-    fn visible_skill_file(&self, principal: &Principal, uri: &str) -> Option<&Skill> {
+    fn visible_skill_file<'a>(
+        &self,
+        liaison: &'a Liaison,
+        principal: &Principal,
+        uri: &str,
+    ) -> Option<&'a Skill> {
         let name = rmcp::model::skill_name_from_uri(uri)?;
-        let skill = self.state.liaison.skills().get(name)?;
+        let skill = liaison.skills().get(name)?;
         (uri == skill_uri(skill) && self.skill_visible(principal, skill)).then_some(skill)
     }
 
@@ -207,7 +237,7 @@ impl McpServer {
         if let Some(session) = self.session.get() {
             return Ok(Arc::clone(session));
         }
-        let mut session = self.state.liaison.session(CallContext {
+        let mut session = self.state.liaison().session(CallContext {
             workspace: principal.workspace.clone(),
             trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
         });
@@ -229,6 +259,7 @@ impl McpServer {
 
     async fn call(
         &self,
+        liaison: Arc<Liaison>,
         principal: Principal,
         tool: String,
         deadline: Duration,
@@ -251,7 +282,7 @@ impl McpServer {
         };
         let ran = match guard {
             Guard::Unbound => {
-                let host = self.state.liaison.host().clone();
+                let host = liaison.host().clone();
                 let context = CallContext {
                     workspace: principal.workspace.clone(),
                     trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
@@ -303,7 +334,7 @@ impl McpServer {
                     let _permit = permit;
                     let sessions = &state.sessions;
                     let mut held = sessions
-                        .hold(&state.liaison, &principal, &skill, handle.as_deref(), lease)
+                        .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
                         .await
                         .map_err(Unanswered::Refused)?;
                     let (envelope, record) = held
@@ -406,6 +437,7 @@ impl ServerHandler for McpServer {
         // skills extension, whose files are resources.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_prompts()
             .enable_resources()
             .enable_skills()
@@ -448,6 +480,47 @@ impl ServerHandler for McpServer {
         self.negotiate_initialize(&request)
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session's client (stdio, or an MCP session over HTTP) is told
+        // when a reload changes the tools, until the session ends.
+        let Some(mut changes) = self.changes() else { return };
+        let (ended, mut ends) = tokio::sync::oneshot::channel::<()>();
+        if self.ended.set(ended).is_err() {
+            return;
+        }
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = &mut ends => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // A stateless (2026-07-28) client holds `subscriptions/listen`
+        // open to be told of reloads.
+        let mut changes = self.changes().unwrap_or_else(|| self.state.plugins.changes());
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = changes.changed() => if changed.is_err() { return Ok(()) },
+            }
+            if context.sink().notify_tool_list_changed().await.is_err() {
+                return Ok(());
+            }
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -456,7 +529,7 @@ impl ServerHandler for McpServer {
         let principal = self.principal(&context)?;
         let tools = self
             .state
-            .liaison
+            .liaison()
             .host()
             .tools()
             .filter(|info| self.visible(&principal, &info.descriptor.name))
@@ -474,9 +547,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = self.principal(&context)?;
         let tool = request.name.to_string();
-        // The tool's one lookup: whether it is loaded, and its deadline
-        // (for the credential's wait and a stateless session's lease).
-        let deadline = principal.allows(&tool).then(|| self.state.liaison.host().deadline(&tool)).flatten();
+        // The set the call runs on, from its check to its end: a reload
+        // meanwhile does not change it. The tool's one lookup: whether it
+        // is loaded, and its deadline (for the credential's wait and a
+        // stateless session's lease).
+        let liaison = self.state.liaison();
+        let deadline = principal.allows(&tool).then(|| liaison.host().deadline(&tool)).flatten();
         let Some(deadline) = deadline else {
             tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
             if let Some(metrics) = self.state.metrics() {
@@ -486,7 +562,7 @@ impl ServerHandler for McpServer {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let guard = self.guard(&context.meta.0);
-        self.call(principal, tool, deadline, args, guard, trace_parent(&context.meta.0)).await
+        self.call(liaison, principal, tool, deadline, args, guard, trace_parent(&context.meta.0)).await
     }
 
     async fn list_prompts(
@@ -496,7 +572,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let principal = self.principal(&context)?;
         let prompts = self
-            .visible_skills(&principal)
+            .visible_skills(&self.state.liaison(), &principal)
             .map(|skill| Prompt::new(skill.name.clone(), Some(skill.description.clone()), None))
             .collect();
         let mut listed = ListPromptsResult::with_all_items(prompts);
@@ -510,9 +586,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let principal = self.principal(&context)?;
-        let skill = self
-            .state
-            .liaison
+        let liaison = self.state.liaison();
+        let skill = liaison
             .skills()
             .get(&request.name)
             .filter(|skill| self.skill_visible(&principal, skill))
@@ -528,7 +603,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let principal = self.principal(&context)?;
-        let skills = self.visible_skills(&principal).map(skill_entry).collect();
+        let skills = self.visible_skills(&self.state.liaison(), &principal).map(skill_entry).collect();
         let mut listed = ListSkillsResult::with_all_items(skills);
         (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
         Ok(listed)
@@ -540,8 +615,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         let principal = self.principal(&context)?;
+        let liaison = self.state.liaison();
         let skill = self
-            .visible_skill_file(&principal, &request.uri)
+            .visible_skill_file(&liaison, &principal, &request.uri)
             .ok_or_else(|| ErrorData::invalid_params(format!("no skill at `{}`", request.uri), None))?;
         Ok(GetSkillResult::new(skill_entry(skill))
             .with_ttl_ms(LIST_TTL_MS)
@@ -562,7 +638,7 @@ impl ServerHandler for McpServer {
             ],
             None => Vec::new(),
         };
-        resources.extend(self.visible_skills(&principal).map(|skill| {
+        resources.extend(self.visible_skills(&self.state.liaison(), &principal).map(|skill| {
             Resource::new(skill_uri(skill), skill.name.clone())
                 .with_description(skill.description.clone())
                 .with_mime_type("text/markdown")
@@ -578,7 +654,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = self.principal(&context)?;
-        if let Some(skill) = self.visible_skill_file(&principal, &request.uri) {
+        let liaison = self.state.liaison();
+        if let Some(skill) = self.visible_skill_file(&liaison, &principal, &request.uri) {
             return Ok(ReadResourceResult::new(vec![
                 ResourceContents::text(skill.text.clone(), request.uri.clone())
                     .with_mime_type("text/markdown"),
@@ -592,7 +669,7 @@ impl ServerHandler for McpServer {
             Guard::Stateless(skill, Some(handle)) => self
                 .state
                 .sessions
-                .trace(&self.state.liaison, &principal, &skill, &handle)
+                .trace(&self.state.liaison(), &principal, &skill, &handle)
                 .await
                 .map_err(|refusal| refused(&refusal))?,
             Guard::Stateless(..) => {

@@ -23,6 +23,8 @@
 //!   session ownership, bounds, drain.
 //! - [`sessions`]: guarded sessions on the stateless revision: sealed
 //!   handles and the ledger replicas share.
+//! - [`reload`]: the plugin set swapped whole when the lock file or
+//!   plugin directory changes, verified first; clients told.
 //! - [`replica`]: session ids that name the replica holding them, and
 //!   the credential owning them.
 //! - [`stdio`]: the stdio transport for a local agent host.
@@ -38,6 +40,7 @@ pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod open_files;
+pub mod reload;
 pub mod replica;
 pub mod run;
 pub mod sessions;

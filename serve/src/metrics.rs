@@ -1,6 +1,7 @@
 //! The server's own series, on the host's shared registry: requests
 //! refused before MCP handling (403/404 by reason, 503 by reason),
-//! refused credentials by reason, and validator refusals by rule. Calls
+//! refused credentials by reason, validator refusals by rule, and hot
+//! reloads of the plugin set by outcome. Calls
 //! the server answers without running them (not allowed, past a rate, a
 //! guard's refusal, no credential share before the deadline) count in the
 //! host's call families, by tool and code, so one scrape has every call.
@@ -13,6 +14,24 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use std::time::Duration;
+
+/// How a reload of the plugin set ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reload {
+    /// A new set, verified and loaded, replaced the old one.
+    Swapped,
+    /// The new set was verified and loaded but offers the same tools
+    /// (same names and bytes): swapped, and no client is told.
+    Unchanged,
+    /// The new set was refused (verification or loading failed): the old
+    /// one keeps serving.
+    Refused,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RuleLabel {
@@ -32,6 +51,7 @@ pub struct ServeMetrics {
     auth_failures: Family<ReasonLabel, Counter>,
     unavailable: Family<ReasonLabel, Counter>,
     forbidden: Family<ReasonLabel, Counter>,
+    reloads: Family<OutcomeLabel, Counter>,
 }
 
 impl ServeMetrics {
@@ -43,6 +63,7 @@ impl ServeMetrics {
             auth_failures: Family::default(),
             unavailable: Family::default(),
             forbidden: Family::default(),
+            reloads: Family::default(),
         };
         host.register(|registry| {
             registry.register("harmonia_refusals", "Refusals by validator rule code", metrics.refusals.clone());
@@ -60,6 +81,11 @@ impl ServeMetrics {
                 "harmonia_http_refused",
                 "Requests refused before MCP handling as not addressed to this server or on a session the caller does not own, by reason",
                 metrics.forbidden.clone(),
+            );
+            registry.register(
+                "harmonia_plugin_reloads",
+                "Plugin set reloads by outcome (swapped, unchanged, or refused: the old set kept serving)",
+                metrics.reloads.clone(),
             );
         });
         metrics
@@ -109,6 +135,16 @@ impl ServeMetrics {
     /// Count a refused credential; `reason` is one of a fixed set.
     pub fn authentication_failure(&self, reason: &'static str) {
         self.auth_failures.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// Count a reload of the plugin set by how it ended.
+    pub fn plugin_reload(&self, outcome: Reload) {
+        let outcome = match outcome {
+            Reload::Swapped => "swapped",
+            Reload::Unchanged => "unchanged",
+            Reload::Refused => "refused",
+        };
+        self.reloads.get_or_create(&OutcomeLabel { outcome }).inc();
     }
 
     /// Count a request refused with 503 before MCP handling; `reason` is

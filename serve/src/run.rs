@@ -1,7 +1,8 @@
 //! `harmonia_serve::run`: a whole server from its configs, as
 //! `harmonia serve` runs it: the host built with the server's call bound,
-//! log and metrics; the liaison with its skills and trace key; then stdio
-//! until the client leaves, or HTTP until SIGTERM or SIGINT, drained.
+//! log and metrics; the liaison with its skills and trace key; the hot
+//! reload of its plugins ([`crate::reload`]); then stdio until the client
+//! leaves, or HTTP until SIGTERM or SIGINT, drained.
 //!
 //! The rules that make a server safe to start live here, not in a
 //! command line: no HTTP server without a credential source, the stdio
@@ -50,6 +51,9 @@ pub struct Serve {
     pub config: ServeConfig,
     /// The host config (`harmonia.toml`).
     pub host: HostConfig,
+    /// The file `host` was read from, read again at each reload (none:
+    /// `host` as given). A `mock` set in `host` stays set.
+    pub host_file: Option<PathBuf>,
     /// Components to load besides the config's.
     pub plugins: Vec<PathBuf>,
     /// The skills offered as prompts and guarded routes.
@@ -76,7 +80,7 @@ pub enum ServeError {
 /// HTTP on SIGTERM or SIGINT once drained. Installs the server's log.
 pub fn run(serve: Serve) -> Result<(), ServeError> {
     crate::logging::init();
-    let Serve { config, host, plugins, skills, transport, compile_progress } = serve;
+    let Serve { config, host, host_file, plugins, skills, transport, compile_progress } = serve;
     // Checked before anything is compiled: a refused start costs nothing.
     let auth = match transport {
         Transport::Http(_) => Some(authenticator(&config)?),
@@ -85,6 +89,7 @@ pub fn run(serve: Serve) -> Result<(), ServeError> {
     // Counted only where `GET /metrics` can serve them.
     let metrics = (config.metrics.enabled && matches!(transport, Transport::Http(_))).then(Metrics::new);
     let signer = TraceSigner::host_key(&host.trace).context("cannot load the trace key")?;
+    let reload = reload_source(&host, host_file, &config, &plugins, metrics.clone());
     let host = build_host(host, &config, &plugins, metrics, compile_progress)?;
     let liaison = Liaison::new(host, skills).context("skills and tools disagree")?.with_signer(signer);
     let skill = match &transport {
@@ -102,7 +107,7 @@ pub fn run(serve: Serve) -> Result<(), ServeError> {
     let spans = CallSpans::from_config(&config.telemetry).context("cannot start telemetry")?;
     let state =
         ServeState::from_config(liaison, &config, spans.clone()).context("cannot start the server")?;
-    let served = serve_on(transport, auth, config, state, skill);
+    let served = serve_on(transport, auth, config, state, skill, reload);
     if let Some(spans) = spans {
         spans.shutdown();
     }
@@ -148,6 +153,33 @@ pub fn bound_calls(host: &mut HostConfig, serve: &ServeConfig) {
     }
 }
 
+/// What a reload watches (the lock file, the plugin directory and files)
+/// and how it builds the new host: as at start, the config read again,
+/// quietly (a reload compiles in the background).
+fn reload_source(
+    host: &HostConfig,
+    host_file: Option<PathBuf>,
+    serve: &ServeConfig,
+    plugins: &[PathBuf],
+    metrics: Option<Metrics>,
+) -> crate::reload::Source {
+    let configured = &host.plugins;
+    let watch = configured.lock.iter().chain(&configured.dir).chain(&configured.files).chain(plugins);
+    let (initial, serve, plugins) = (host.clone(), serve.clone(), plugins.to_vec());
+    crate::reload::Source {
+        watch: watch.cloned().collect(),
+        build: Arc::new(move || {
+            let mut config = match &host_file {
+                Some(path) => HostConfig::from_file(path)?,
+                None => initial.clone(),
+            };
+            // `--mock` was the caller's, not the file's: it stays.
+            config.mock |= initial.mock;
+            build_host(config, &serve, &plugins, metrics.clone(), None)
+        }),
+    }
+}
+
 /// The credential sources of an HTTP server; refused when there are
 /// none: no unauthenticated server.
 fn authenticator(config: &ServeConfig) -> Result<Authenticator, ServeError> {
@@ -174,18 +206,21 @@ fn serve_on(
     config: ServeConfig,
     state: Arc<ServeState>,
     skill: Option<Skill>,
+    reload: crate::reload::Source,
 ) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
+    // Watches until dropped, when the server returns.
+    let _reloader = {
+        let _entered = runtime.enter();
+        crate::reload::start(Arc::clone(&state), reload, &config.reload)
+    };
     let address = match transport {
         Transport::Stdio { workspace, tools, .. } => {
-            let allow = if tools.is_empty() {
-                state.liaison.host().tools().map(|info| info.descriptor.name.clone()).collect()
-            } else {
-                tools.into_iter().collect()
-            };
+            // Empty: every tool loaded, now and after a reload.
+            let allow = tools.into_iter().collect();
             let principal = Principal { id: "stdio".into(), workspace, allow, rate: None };
             runtime.block_on(crate::stdio::serve(state, principal, skill))?;
             return Ok(());

@@ -1,10 +1,12 @@
-//! What every connection shares: the liaison (host, skills, trace key),
-//! the bounds, every credential's share and the call spans. The calls in
-//! flight are bounded once, by the host's call slots (`harmonia serve`
-//! sizes them to `limits.max_in_flight_calls`).
+//! What every connection shares: the plugin set (host, skills, trace
+//! key; swapped whole on a reload), the bounds, every credential's share
+//! and the call spans. The calls in flight are bounded once, by the
+//! host's call slots (`harmonia serve` sizes them to
+//! `limits.max_in_flight_calls`).
 
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
 use crate::metrics::ServeMetrics;
+use crate::reload::Plugins;
 use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
 use crate::tenants::Tenants;
@@ -14,8 +16,11 @@ use std::sync::Arc;
 
 /// Shared server state.
 pub struct ServeState {
-    /// Host, skills and the trace signer.
-    pub liaison: Liaison,
+    /// Host, skills and the trace signer: the set serving now.
+    pub plugins: Plugins,
+    /// The server's series beside the host's, shared by every set a
+    /// reload swaps in.
+    metrics: Option<ServeMetrics>,
     /// The bounds.
     pub limits: Limits,
     /// Every credential's share of the bounds, and its rate.
@@ -26,8 +31,6 @@ pub struct ServeState {
     pub spans: Option<CallSpans>,
     /// Guarded sessions on the stateless revision.
     pub sessions: GuardedSessions,
-    /// The server's series beside the host's, when the host counts any.
-    metrics: Option<ServeMetrics>,
 }
 
 /// Why the shared state could not be made.
@@ -76,10 +79,10 @@ impl ServeState {
     ) -> Result<Arc<Self>, StateError> {
         let trace_key = liaison.trace_public_key()?;
         Ok(Arc::new(Self {
-            metrics: liaison.host().metrics().map(ServeMetrics::new),
             sessions: GuardedSessions::new(sessions, &limits)?,
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
-            liaison,
+            metrics: liaison.host().metrics().map(ServeMetrics::new),
+            plugins: Plugins::new(liaison),
             limits,
             trace_key,
             spans,
@@ -89,6 +92,12 @@ impl ServeState {
     /// The metrics, when the host counts any (served at `GET /metrics`).
     pub fn metrics(&self) -> Option<&ServeMetrics> {
         self.metrics.as_ref()
+    }
+
+    /// The plugin set serving now: a call holds it to its end, so a
+    /// reload never changes the set under a running call.
+    pub fn liaison(&self) -> Arc<Liaison> {
+        self.plugins.current()
     }
 
     /// Record the spans of a call of `tool` that just ended, when
@@ -106,6 +115,8 @@ impl ServeState {
 
     /// Wait until no call runs, or `timeout` passes; true when idle.
     pub async fn drained(&self, timeout: std::time::Duration) -> bool {
-        self.liaison.host().drained(timeout).await
+        // The set serving now; a call still running on a set a reload
+        // replaced holds that set's host, whose slots are its own.
+        self.liaison().host().drained(timeout).await
     }
 }

@@ -10,7 +10,9 @@ use harmonia_host::liaison::skills::Skill;
 use rmcp::ServiceExt;
 use std::sync::Arc;
 
-/// Serve one connection on stdin/stdout until the client leaves.
+/// Serve one connection on stdin/stdout until the client leaves. An
+/// empty allow-list in `principal` offers every tool loaded at the time
+/// of each request, so a reload's new tools are offered too.
 pub async fn serve(state: Arc<ServeState>, principal: Principal, skill: Option<Skill>) -> anyhow::Result<()> {
     let server = McpServer::new(state, skill, Some(principal));
     let running = server.serve(rmcp::transport::stdio()).await?;

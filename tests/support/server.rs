@@ -25,8 +25,21 @@ pub enum Reply {
     Redirect(u16, String),
     /// Wait, then answer.
     Delayed(Duration, Box<Reply>),
+    /// Wait until the gate opens (or the server stops), then answer.
+    Gated(Gate, Box<Reply>),
     /// A status, extra headers (`name: value` lines) and a body of any bytes.
     Raw(u16, Vec<String>, Vec<u8>),
+}
+
+/// A gate a [`Reply::Gated`] waits at; shut until [`Gate::open`].
+#[derive(Clone, Debug, Default)]
+pub struct Gate(Arc<AtomicBool>);
+
+impl Gate {
+    /// Let every waiting and later reply through.
+    pub fn open(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// One recorded request.
@@ -192,6 +205,12 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
         }
         Reply::Redirect(status, location) => {
             let _ = stream.write_all(head(status, 0, &format!("location: {location}\r\n")).as_bytes());
+        }
+        Reply::Gated(gate, reply) => {
+            while !gate.0.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return respond(stream, *reply, stop);
         }
         Reply::Delayed(wait, reply) => {
             let step = Duration::from_millis(10);

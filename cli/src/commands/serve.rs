@@ -160,9 +160,15 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     };
     let mut host = load_config(args.host.config.as_deref())?;
     host.mock |= args.host.mock;
+    let host_file = args
+        .host
+        .config
+        .clone()
+        .or_else(|| std::env::var_os("HARMONIA_CONFIG").map(std::path::PathBuf::from));
     let serve = Serve {
         config,
         host,
+        host_file,
         plugins: args.host.plugins,
         skills: load_skills(args.skills.as_deref())?,
         transport,

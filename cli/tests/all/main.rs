@@ -13,6 +13,7 @@
 //! - [`serve_mcp`], [`serve_bounds`], [`serve_replicas`], [`serve_clients`]:
 //!   `harmonia serve` driven by the official MCP SDKs and clients, under
 //!   hostile plugins and clients, and as two replicas behind nginx;
+//! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
 //! - [`support`]: what they share.
 
 mod catalogue;
@@ -25,6 +26,7 @@ mod review;
 mod serve_bounds;
 mod serve_clients;
 mod serve_mcp;
+mod serve_reload;
 mod serve_replicas;
 mod session_lines;
 mod support;

@@ -687,3 +687,87 @@ fn the_signer_is_in_every_sealed_tool_call_and_validate_can_require_it() {
     assert_eq!(code, 1, "{shown}");
     assert_eq!(verdict["rule"], "trace_unverified", "{shown}");
 }
+
+/// A foreign-language template built with its one command into `out`.
+fn build_template(template: &str, world: &str, toolchain: &str, out: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    assert!(root.join(toolchain).exists(), "{toolchain} is missing: run scripts/install-test-deps.sh");
+    let script = root.join("templates").join(template).join("build.sh");
+    let output = Command::new(script).args(["--world", world]).arg(out).output().unwrap();
+    assert!(output.status.success(), "{template}/build.sh: {}", text(&output));
+    out.to_owned()
+}
+
+/// The README's walkthrough with a Python and a JavaScript plugin: each is
+/// pushed, signed with a key made by `keygen`, pulled by tag into the
+/// lock, and served by `harmonia serve --stdio` under
+/// `require_signatures = true`, which calls both; the same server refuses
+/// to start with a plain, unsigned component beside them.
+#[test]
+fn python_and_javascript_plugins_are_pushed_signed_pulled_and_served_under_required_signatures() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-foreign");
+    let python = build_template(
+        "python-tool",
+        "public",
+        "target/test-deps/venv/bin/componentize-py",
+        &dir.path().join("hn_top_story.wasm"),
+    );
+    let js = build_template(
+        "js-tool",
+        "workspace",
+        "target/test-deps/node/node_modules/.bin/componentize-js",
+        &dir.path().join("posts_by_weekday.wasm"),
+    );
+    let key = dir.path().join("ci");
+    let fingerprint =
+        succeed(harmonia(&["plugin", "keygen", "--out"]).arg(&key)).lines().next().unwrap().to_owned();
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        "mock = true\n[plugins]\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\nkeys = [\"ci.pub\"]\n",
+    )
+    .unwrap();
+    for (component, repository) in [(&python, "tools/hn_top_story:v1"), (&js, "tools/posts_by_weekday:v1")] {
+        let reference = registry.reference(repository);
+        succeed(harmonia(&["plugin", "push"]).arg(component).arg(&reference));
+        succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(key.with_extension("key")));
+        succeed(harmonia(&["plugin", "pull", &reference, "--config"]).arg(&config));
+    }
+    let lock = LockFile::read(&dir.path().join("plugins/plugins.lock")).unwrap();
+    for (name, component) in [("hn_top_story", &python), ("posts_by_weekday", &js)] {
+        let entry = lock.get(name).unwrap_or_else(|| panic!("{name} is locked"));
+        assert_eq!(entry.signer.as_deref(), Some(fingerprint.as_str()), "{name}");
+        assert_eq!(entry.layer_digest, Digest::of(&std::fs::read(component).unwrap()), "{name}");
+    }
+
+    // The templates name skills of their own (`hn-digest`,
+    // `posting-schedule`), which the built-in skill files do not allow:
+    // served without skills.
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    let serve = |extra: &[&Path]| {
+        let mut command = harmonia(&["serve", "--stdio", "--workspace", "ws_demo", "--quiet", "--config"]);
+        command.arg(&config).arg("--skills").arg(&skills).env("XDG_DATA_HOME", dir.path());
+        for path in extra {
+            command.arg("--plugin").arg(path);
+        }
+        command
+    };
+    let (mut client, _) = crate::support::StdioClient::start(&mut serve(&[]));
+    let tools = client.tools();
+    assert!(tools.contains(&"hn_top_story".to_owned()) && tools.contains(&"posts_by_weekday".to_owned()));
+    for (tool, arguments) in
+        [("hn_top_story", serde_json::json!({})), ("posts_by_weekday", serde_json::json!({"min_likes": 0}))]
+    {
+        let envelope = client.call(tool, arguments);
+        assert_eq!(envelope["status"], "success", "{tool}: {envelope}");
+    }
+    drop(client);
+
+    // require_signatures holds: a plain file is refused at start.
+    let plain = component_file(dir.path(), "get_job_status");
+    let refused = serve(&[&plain]).stdin(Stdio::null()).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(text(&refused).contains("require_signatures"), "{}", text(&refused));
+}

@@ -80,3 +80,92 @@ pub fn spawn_listening(command: &mut Command) -> (Child, String) {
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     (child, url)
 }
+
+/// An MCP client on a `harmonia serve --stdio` child's stdin and stdout,
+/// as an agent host runs it (2025-06-18 handshake done on start).
+pub struct StdioClient {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    messages: mpsc::Receiver<serde_json::Value>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    /// Spawn `command` (a `serve --stdio ...`) and initialize; the
+    /// initialize result.
+    pub fn start(command: &mut Command) -> (Self, serde_json::Value) {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (seen, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let message = serde_json::from_str(&line).unwrap_or(serde_json::Value::Null);
+                if seen.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut client = Self { child, stdin, messages, next_id: 1 };
+        let initialized = client.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "harmonia-tests", "version": "1"}}),
+        );
+        client.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        (client, initialized)
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn send(&mut self, message: serde_json::Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server sends that `wanted` accepts (at most ten
+    /// minutes of waiting, a first compile included, else panic).
+    pub fn next(&self, wanted: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        loop {
+            let message = self.messages.recv_timeout(Duration::from_secs(600)).expect("the server answered");
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// Send a request; its answer.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.next(|message| message["id"] == id)
+    }
+
+    /// The names `tools/list` shows.
+    pub fn tools(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", serde_json::json!({}));
+        let tools = listed["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().map(|tool| tool["name"].as_str().unwrap_or_default().to_owned()).collect()
+    }
+
+    /// A call's envelope.
+    pub fn call(&mut self, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+        let answer = self.request("tools/call", serde_json::json!({"name": tool, "arguments": arguments}));
+        answer["result"]["structuredContent"].clone()
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        // End of input ends the server.
+        self.stdin.take();
+        let _ = self.child.wait();
+    }
+}

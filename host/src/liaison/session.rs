@@ -139,6 +139,13 @@ impl Liaison {
         Ok(Self { host, skills: Arc::new(skills), signer: Arc::new(OnceLock::new()) })
     }
 
+    /// The same skills and trace signer over `host` (a reloaded plugin
+    /// set), checked as [`Liaison::new`] checks them.
+    pub fn with_host(&self, host: Host) -> Result<Self, SkillError> {
+        self.skills.check_against(host.tools().map(|info| &info.descriptor))?;
+        Ok(Self { host, skills: Arc::clone(&self.skills), signer: Arc::clone(&self.signer) })
+    }
+
     /// Sign emitted traces with `signer` (the host key). Without it, a key
     /// generated in memory on first use signs them, verifiable only with
     /// [`Liaison::trace_public_key`].

@@ -265,7 +265,7 @@ impl HttpServer {
                 mcp_config.clone(),
             ),
         );
-        for skill in state.liaison.skills().iter() {
+        for skill in state.liaison().skills().iter() {
             let shared = Arc::clone(&state);
             let skill = skill.clone();
             let path = format!("/mcp/skills/{}", skill.name);

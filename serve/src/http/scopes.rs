@@ -51,8 +51,9 @@ pub(crate) struct ScopePolicy {
 impl ScopePolicy {
     pub(crate) fn new(oauth: &OAuthConfig, state: &ServeState) -> Self {
         let tools: BTreeSet<String> =
-            state.liaison.host().tools().map(|info| oauth.tool_scope(&info.descriptor.name)).collect();
-        let skills = state.liaison.skills().iter().map(|skill| oauth.skill_scope(&skill.name));
+            state.liaison().host().tools().map(|info| oauth.tool_scope(&info.descriptor.name)).collect();
+        let liaison = state.liaison();
+        let skills = liaison.skills().iter().map(|skill| oauth.skill_scope(&skill.name));
         let supported =
             tools.iter().cloned().chain(skills).chain(oauth.scopes_supported.iter().cloned()).collect();
         Self {
@@ -139,11 +140,11 @@ pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, 
     let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
     let needed = match message.get("method").and_then(Value::as_str) {
         Some("tools/call")
-            if principal.allows(name) && app.state.liaison.host().descriptor(name).is_some() =>
+            if principal.allows(name) && app.state.liaison().host().descriptor(name).is_some() =>
         {
             Some(policy.oauth.tool_scope(name))
         }
-        Some("prompts/get") if app.state.liaison.skills().get(name).is_some() => {
+        Some("prompts/get") if app.state.liaison().skills().get(name).is_some() => {
             Some(policy.oauth.skill_scope(name))
         }
         // The skills extension reads a skill's file by its URI.
@@ -151,7 +152,7 @@ pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, 
             .pointer("/params/uri")
             .and_then(Value::as_str)
             .and_then(rmcp::model::skill_name_from_uri)
-            .filter(|skill| app.state.liaison.skills().get(skill).is_some())
+            .filter(|skill| app.state.liaison().skills().get(skill).is_some())
             .map(|skill| policy.oauth.skill_scope(skill)),
         _ => None,
     };

@@ -96,7 +96,7 @@ fn judge(app: &App, body: &[u8]) -> Result<Value, String> {
         &document.trace,
         verification.map_err(|error| error.to_string()),
         &answer,
-        app.state.liaison.skills(),
+        app.state.liaison().skills(),
         mode,
     );
     if let (Some(metrics), Some(rule)) = (app.state.metrics(), verdict.rule) {
@@ -128,7 +128,7 @@ fn too_many_requests(wait: std::time::Duration) -> Response {
 fn review(app: &App, body: &[u8]) -> Result<String, String> {
     let Judging { document, answer, mode } = read_request(body)?;
     let verification = document.verify(&app.state.trace_key);
-    Ok(harmonia_review::review_page(&document, verification, &answer, app.state.liaison.skills(), mode))
+    Ok(harmonia_review::review_page(&document, verification, &answer, app.state.liaison().skills(), mode))
 }
 
 /// `POST /v1/validate`.

@@ -55,24 +55,28 @@ impl Server {
             builder = builder.component_file(guest_path(guest)).unwrap();
         }
         let host = builder.build().unwrap();
-        let mut tokens = TokenFile::default();
-        let (token, _) = tokens.add("ws_demo", TOOLS.map(str::to_owned).to_vec()).unwrap();
-        let tokens_path = dir.path().join("tokens.toml");
-        tokens.save(&tokens_path).unwrap();
-        // Only the job-status skill: the test guests name skills whose
-        // files do not allow them.
-        let skills = dir.path().join("skills/job-status");
-        std::fs::create_dir_all(&skills).unwrap();
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/job-status/SKILL.md");
-        std::fs::copy(repo, skills.join("SKILL.md")).unwrap();
-        let skills = harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap();
         let state = ServeState::with_rate_limits(
-            Liaison::new(host, skills).unwrap(),
+            Liaison::new(host, job_status_skill(&dir)).unwrap(),
             config.limits.clone(),
             config.rate_limits.clone(),
             None,
         )
         .unwrap();
+        Self::serve(state, config, &TOOLS, dir)
+    }
+
+    /// Serve `state` as `config` says, the first token allowing `tools`;
+    /// `dir` lives as long as the server.
+    pub fn serve(
+        state: std::sync::Arc<ServeState>,
+        config: ServeConfig,
+        tools: &[&str],
+        dir: TempDir,
+    ) -> Self {
+        let mut tokens = TokenFile::default();
+        let (token, _) = tokens.add("ws_demo", tools.iter().map(|tool| tool.to_string()).collect()).unwrap();
+        let tokens_path = dir.path().join("tokens.toml");
+        tokens.save(&tokens_path).unwrap();
         let jwt = config.jwt.clone().map(|jwt| JwtVerifier::new(jwt).unwrap());
         let auth = Authenticator::new(Some(TokenStore::open(&tokens_path).unwrap()), jwt);
         let runtime =
@@ -94,6 +98,11 @@ impl Server {
             running: Some(running),
             _dir: dir,
         }
+    }
+
+    /// The runtime serving it.
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
     }
 
     /// `host:port`.
@@ -209,6 +218,16 @@ impl Server {
         assert_eq!(answer.status, 202, "{}", answer.body);
         id
     }
+}
+
+/// Only the job-status skill, copied into `dir`: the test guests name
+/// skills whose files do not allow them.
+pub fn job_status_skill(dir: &TempDir) -> harmonia_host::liaison::skills::SkillSet {
+    let skills = dir.path().join("skills/job-status");
+    std::fs::create_dir_all(&skills).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/job-status/SKILL.md");
+    std::fs::copy(repo, skills.join("SKILL.md")).unwrap();
+    harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap()
 }
 
 /// A response, read whole.
