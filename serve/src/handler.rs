@@ -259,14 +259,15 @@ impl McpServer {
 
     async fn call(
         &self,
-        liaison: Arc<Liaison>,
+        (liaison, deadline): (Arc<Liaison>, Duration),
         principal: Principal,
         tool: String,
-        deadline: Duration,
         args: Value,
         guard: Guard,
         parent: Option<TraceParent>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // `liaison`: the plugin set the call runs on, held to its end;
+        // `deadline`: the tool's, looked up once with it.
         if self.fixed.is_none()
             && let Err(wait) = self.state.tenants.admit_call(&principal, &tool)
         {
@@ -562,7 +563,7 @@ impl ServerHandler for McpServer {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let guard = self.guard(&context.meta.0);
-        self.call(liaison, principal, tool, deadline, args, guard, trace_parent(&context.meta.0)).await
+        self.call((liaison, deadline), principal, tool, args, guard, trace_parent(&context.meta.0)).await
     }
 
     async fn list_prompts(
