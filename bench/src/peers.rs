@@ -95,6 +95,8 @@ struct Setup {
 impl Setup {
     fn new(peers: &Path, scratch: &Path) -> Result<Self> {
         let home = scratch.join("harmonia");
+        // No skills: the built-in ones name the six tools, which are off.
+        std::fs::create_dir_all(home.join("skills"))?;
         std::fs::create_dir_all(home.join("plugins"))?;
         let guest = harmonia_artifacts::bench_guest("testing-trivial").context("bench guest missing")?;
         std::fs::write(home.join("plugins/trivial_probe.wasm"), guest)?;
@@ -157,6 +159,7 @@ impl Setup {
             Server::Harmonia => {
                 let mut command = Command::new(&self.harmonia);
                 command.args(["serve", "--stdio", "--workspace", "ws_demo", "--tools", "trivial_probe"]);
+                command.arg("--skills").arg(home.join("skills"));
                 command.arg("--config").arg(home.join("harmonia.toml"));
                 command
             }
@@ -186,6 +189,7 @@ impl Setup {
                 let mut command = Command::new(&self.harmonia);
                 command.args(["serve", "--http", &address]);
                 command.arg("--serve-config").arg(home.join("serve.toml"));
+                command.arg("--skills").arg(home.join("skills"));
                 command.arg("--config").arg(home.join("harmonia.toml"));
                 command
             }
