@@ -24,9 +24,8 @@
 //!   trips) and its peak by the end of the 1,000 (`VmHWM`);
 //! - cold start to first answer over stdio: from spawning the process to
 //!   the first `tools/call`'s answer (after `initialize`), median of
-//!   several starts; Harmonia's with its component cache warm (its first
-//!   start, compiling, is reported apart; the peers compile at every
-//!   start, as they ship).
+//!   several starts, after one reported apart; Harmonia's component cache
+//!   is warm by then (the peers compile at every start, as they ship).
 //!
 //! The peers run as they ship: default flags and logging (their stderr
 //! is discarded), the tool loaded from a local file.
@@ -478,7 +477,7 @@ fn http_clients(
             })
         })
         .collect();
-    runtime.block_on(tokio::time::sleep(window));
+    runtime.block_on(async { tokio::time::sleep(window).await });
     stop.store(true, Ordering::Relaxed);
     let (mut answered, mut failed, mut sessions) = (0, refused as u64, Vec::new());
     for task in tasks {
@@ -527,7 +526,7 @@ const FIGURES: &[(&str, &str)] = &[
     ("http_rss_warm_mib", "HTTP server resident once warm (MiB)"),
     ("http_rss_peak_mib", "HTTP server peak resident, to 1,000 clients (MiB)"),
     ("cold_start_ms", "cold start to first answer, stdio, median (ms)"),
-    ("first_start_ms", "the very first start (Harmonia: compiling) (ms)"),
+    ("first_start_ms", "the first of those starts (ms)"),
 ];
 
 /// The tool `server` lists (the names differ: `trivial_probe`,
