@@ -18,6 +18,10 @@
 //!   the verification of digests and signatures against a cached load
 //!   ([`provenance`]).
 //!
+//! With `--only peers --peers DIR` it measures `harmonia serve` against
+//! Wassette and hyper-mcp built by `bench/peers/build.sh` ([`peers`]);
+//! that part runs only when named.
+//!
 //! With `--plugin PATH` (repeatable) it measures those components instead
 //! ([`plugins`]): load from the cache, a call once loaded, and a whole
 //! `harmonia call --mock` process.
@@ -28,6 +32,7 @@
 
 mod concurrency;
 mod mcp;
+mod peers;
 mod plugins;
 mod provenance;
 mod stats;
@@ -387,16 +392,21 @@ pub enum Part {
     /// Plugins from `plugins.lock`: a cached pull, and verification
     /// against a cached load.
     Provenance,
+    /// `harmonia serve` against Wassette and hyper-mcp (needs `--peers
+    /// DIR` from `bench/peers/build.sh`); only when named.
+    Peers,
 }
 
-/// Run the parts in `only` (every part when empty), or measure
-/// `plugin_paths` instead; the table goes to `out` (with `json_output`,
-/// one JSON object of every figure, and the table to stderr).
+/// Run the parts in `only` (every part but `peers` when empty), or
+/// measure `plugin_paths` instead; the table goes to `out` (with
+/// `json_output`, one JSON object of every figure, and the table to
+/// stderr). `peers_dir` is where `bench/peers/build.sh` left the peers.
 pub fn run(
     json_output: bool,
     quick: bool,
     plugin_paths: &[std::path::PathBuf],
     only: &[Part],
+    peers_dir: Option<&std::path::Path>,
     out: Out,
 ) -> Result<ExitCode> {
     let effort = if quick { &QUICK } else { &FULL };
@@ -413,7 +423,7 @@ pub fn run(
         plugins::run(plugin_paths, &plugin_effort, &mut out)?;
         return finish(out);
     }
-    let wanted = |part: Part| only.is_empty() || only.contains(&part);
+    let wanted = |part: Part| only.contains(&part) || (only.is_empty() && part != Part::Peers);
     if wanted(Part::Trivial) {
         let trivial_host = trivial(effort, &mut out)?;
         throughput(&trivial_host, effort, &mut out);
@@ -440,6 +450,10 @@ pub fn run(
     }
     if wanted(Part::Provenance) {
         provenance::run(effort, &mut out)?;
+    }
+    if wanted(Part::Peers) {
+        let dir = peers_dir.context("--only peers needs --peers DIR (built by bench/peers/build.sh)")?;
+        peers::run(dir, effort, &mut out)?;
     }
     finish(out)
 }

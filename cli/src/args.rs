@@ -211,6 +211,10 @@ pub enum Command {
         /// Only this part of the table; repeatable (all parts by default).
         #[arg(long = "only", value_name = "PART")]
         only: Vec<harmonia_bench::Part>,
+        /// Where `bench/peers/build.sh` left Wassette and hyper-mcp, for
+        /// `--only peers`.
+        #[arg(long, value_name = "DIR")]
+        peers: Option<PathBuf>,
     },
     /// Remove every precompiled component from the cache.
     Cache {

@@ -1,0 +1,754 @@
+//! `harmonia bench --only peers --peers DIR`: `harmonia serve` against its
+//! closest peers, Microsoft's Wassette (wasmtime + rmcp) and hyper-mcp
+//! (Extism + rmcp), each serving the same trivial tool (a fixed small
+//! JSON), measured in one run by the same client.
+//!
+//! `DIR` is what `bench/peers/build.sh` fills with the pinned peers'
+//! release binaries and the tool built for each ([`PeerFiles`]); a peer
+//! whose files are absent is skipped and named. Harmonia is this binary's
+//! `harmonia serve`, with the bench's trivial guest as its only plugin.
+//!
+//! The client is this module's own, so no SDK's cost is in any figure and
+//! the three servers see the same bytes: newline-delimited JSON-RPC on a
+//! child's pipes, and reqwest over streamable HTTP (one MCP session per
+//! client: `initialize`, `notifications/initialized`, then `tools/call`).
+//! The figures, each server a child process:
+//! - the `tools/call` round trip, p50 and p99, over stdio and over
+//!   streamable HTTP (the pinned Wassette serves HTTP only as the older
+//!   SSE transport, so it is measured over stdio alone);
+//! - calls per second with 64 and 1,000 clients: over HTTP as many
+//!   sessions, each calling again when answered; over stdio as many
+//!   requests in flight on the one pipe (an agent host with that many
+//!   calls outstanding);
+//! - the server's resident memory once warm (`VmRSS` after the round
+//!   trips) and its peak by the end of the 1,000 (`VmHWM`);
+//! - cold start to first answer over stdio: from spawning the process to
+//!   the first `tools/call`'s answer (after `initialize`), median of
+//!   several starts, after one reported apart; Harmonia's component cache
+//!   is warm by then (the peers compile at every start, as they ship).
+//!
+//! The peers run as they ship: default flags and logging (their stderr
+//! is discarded), the tool loaded from a local file.
+
+use super::{Effort, Report, mcp};
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// The files `bench/peers/build.sh` leaves in the peers directory.
+struct PeerFiles;
+
+impl PeerFiles {
+    const WASSETTE: &str = "wassette";
+    const WASSETTE_TOOL: &str = "trivial-probe.wasm";
+    const HYPER_MCP: &str = "hyper-mcp";
+    const HYPER_MCP_TOOL: &str = "trivial-probe.extism.wasm";
+}
+
+/// Each server's scratch home stands for all of these, so none reads or
+/// writes the user's own.
+const XDG: [&str; 4] = ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME"];
+
+/// The client counts of the throughput figures.
+const CLIENTS: [usize; 2] = [64, 1_000];
+
+/// The protocol revision the client asks for; each server's answer is
+/// used from then on.
+const PROTOCOL: &str = "2025-06-18";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Server {
+    Harmonia,
+    Wassette,
+    HyperMcp,
+}
+
+impl Server {
+    const ALL: [Server; 3] = [Server::Harmonia, Server::Wassette, Server::HyperMcp];
+
+    fn name(self) -> &'static str {
+        match self {
+            Server::Harmonia => "harmonia",
+            Server::Wassette => "wassette",
+            Server::HyperMcp => "hyper-mcp",
+        }
+    }
+}
+
+/// Where each server's files are, and how each is started.
+struct Setup {
+    /// This run's scratch directory (configs, plugin dirs, caches).
+    scratch: PathBuf,
+    peers: PathBuf,
+    harmonia: PathBuf,
+    /// Harmonia's bearer token over HTTP (the peers take none).
+    token: String,
+}
+
+impl Setup {
+    fn new(peers: &Path, scratch: &Path) -> Result<Self> {
+        let home = scratch.join("harmonia");
+        // No skills: the built-in ones name the six tools, which are off.
+        std::fs::create_dir_all(home.join("skills"))?;
+        std::fs::create_dir_all(home.join("plugins"))?;
+        let guest = harmonia_artifacts::bench_guest("testing-trivial").context("bench guest missing")?;
+        std::fs::write(home.join("plugins/trivial_probe.wasm"), guest)?;
+        std::fs::write(
+            home.join("harmonia.toml"),
+            "[plugins]\nbuiltin = false\ndir = \"plugins\"\n[cache]\ndir = \"cache\"\n",
+        )?;
+        let token = mcp::token_file(&home, "trivial_probe")?;
+        // One credential drives every client: its shares are the server's
+        // whole bounds, raised to 1,000 sessions; the rate limit stays on
+        // at a rate no run reaches.
+        std::fs::write(
+            home.join("serve.toml"),
+            "tokens_file = \"tokens.toml\"\n\
+             [rate_limits]\ncalls_per_second = 1000000000.0\nburst = 1000000000\n\
+             [limits]\nmax_sessions = 2048\nmax_sessions_per_credential = 2048\n\
+             max_connections = 4096\nmax_connections_per_credential = 4096\n\
+             max_in_flight_calls_per_credential = 1024\n",
+        )?;
+        let wassette = scratch.join("wassette/components");
+        std::fs::create_dir_all(&wassette)?;
+        if peers.join(PeerFiles::WASSETTE_TOOL).is_file() {
+            std::fs::copy(peers.join(PeerFiles::WASSETTE_TOOL), wassette.join(PeerFiles::WASSETTE_TOOL))?;
+        }
+        let hyper = scratch.join("hyper-mcp");
+        std::fs::create_dir_all(&hyper)?;
+        let plugin = std::path::absolute(peers.join(PeerFiles::HYPER_MCP_TOOL))?;
+        std::fs::write(
+            hyper.join("config.yaml"),
+            format!("plugins:\n  bench:\n    url: \"file://{}\"\n", plugin.display()),
+        )?;
+        Ok(Self {
+            scratch: scratch.to_owned(),
+            peers: peers.to_owned(),
+            harmonia: std::env::current_exe()?,
+            token,
+        })
+    }
+
+    /// Why `server` cannot run here, if it cannot.
+    fn missing(&self, server: Server) -> Option<String> {
+        let files: &[&str] = match server {
+            Server::Harmonia => return None,
+            Server::Wassette => &[PeerFiles::WASSETTE, PeerFiles::WASSETTE_TOOL],
+            Server::HyperMcp => &[PeerFiles::HYPER_MCP, PeerFiles::HYPER_MCP_TOOL],
+        };
+        let absent: Vec<String> = files
+            .iter()
+            .map(|file| self.peers.join(file))
+            .filter(|path| !path.is_file())
+            .map(|path| path.display().to_string())
+            .collect();
+        (!absent.is_empty()).then(|| format!("not built: {}", absent.join(", ")))
+    }
+
+    /// The command of `server` over stdio, its home as its XDG directories.
+    fn stdio(&self, server: Server) -> Command {
+        let home = self.scratch.join(server.name());
+        let mut command = match server {
+            Server::Harmonia => {
+                let mut command = Command::new(&self.harmonia);
+                command.args(["serve", "--stdio", "--workspace", "ws_demo", "--tools", "trivial_probe"]);
+                command.arg("--skills").arg(home.join("skills"));
+                command.arg("--config").arg(home.join("harmonia.toml"));
+                command
+            }
+            Server::Wassette => {
+                let mut command = Command::new(self.peers.join(PeerFiles::WASSETTE));
+                command.args(["serve", "--stdio", "--plugin-dir"]).arg(home.join("components"));
+                command
+            }
+            Server::HyperMcp => {
+                let mut command = Command::new(self.peers.join(PeerFiles::HYPER_MCP));
+                command.arg("--config-file").arg(home.join("config.yaml"));
+                command
+            }
+        };
+        for variable in XDG {
+            command.env(variable, &home);
+        }
+        command
+    }
+
+    /// The command of `server` over streamable HTTP on `port`, if it has it.
+    fn http(&self, server: Server, port: u16) -> Option<Command> {
+        let address = format!("127.0.0.1:{port}");
+        let home = self.scratch.join(server.name());
+        let mut command = match server {
+            Server::Harmonia => {
+                let mut command = Command::new(&self.harmonia);
+                command.args(["serve", "--http", &address]);
+                command.arg("--serve-config").arg(home.join("serve.toml"));
+                command.arg("--skills").arg(home.join("skills"));
+                command.arg("--config").arg(home.join("harmonia.toml"));
+                command
+            }
+            Server::Wassette => return None,
+            Server::HyperMcp => {
+                let mut command = Command::new(self.peers.join(PeerFiles::HYPER_MCP));
+                command.arg("--config-file").arg(home.join("config.yaml"));
+                command.args(["--transport", "streamable-http", "--bind-address", &address]);
+                command
+            }
+        };
+        for variable in XDG {
+            command.env(variable, &home);
+        }
+        Some(command)
+    }
+}
+
+/// A server on a child's pipes.
+struct StdioServer {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioServer {
+    fn start(mut command: Command) -> Result<Self> {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+        let input = child.stdin.take().context("stdin")?;
+        let output = BufReader::new(child.stdout.take().context("stdout")?);
+        Ok(Self { child, input, output, next_id: 1 })
+    }
+
+    fn send(&mut self, message: &Value) -> Result<()> {
+        writeln!(self.input, "{message}")?;
+        self.input.flush()?;
+        Ok(())
+    }
+
+    /// The next message with an id (notifications and log lines skipped).
+    fn answer(output: &mut BufReader<ChildStdout>) -> Result<Value> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if output.read_line(&mut line)? == 0 {
+                bail!("the server closed its stdout");
+            }
+            if let Ok(message) = serde_json::from_str::<Value>(&line)
+                && message.get("id").is_some()
+            {
+                return Ok(message);
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        loop {
+            let message = Self::answer(&mut self.output)?;
+            if message["id"] == id {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// `initialize` and `notifications/initialized`.
+    fn initialize(&mut self) -> Result<()> {
+        let answer = self.request("initialize", initialize_params())?;
+        anyhow::ensure!(answer.get("result").is_some(), "initialize refused: {answer}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    }
+
+    fn call(&mut self, tool: &str) -> Result<()> {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": {}}))?;
+        answered(&answer)
+    }
+
+    /// Calls per second with `in_flight` requests outstanding on the pipe
+    /// for `window`: a request goes out each time an answer comes back.
+    fn in_flight(&mut self, tool: &str, in_flight: usize, window: Duration) -> Result<Throughput> {
+        let sent: Arc<Mutex<HashSet<u64>>> = Arc::default();
+        let (more, wanted) = mpsc::channel::<()>();
+        let first_id = self.next_id;
+        let (input, output) = (&mut self.input, &mut self.output);
+        let request = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let (run, next_id) = std::thread::scope(|scope| -> Result<(Throughput, u64)> {
+            let writer_sent = Arc::clone(&sent);
+            let writer = scope.spawn(move || -> Result<u64> {
+                let mut id = first_id;
+                while wanted.recv().is_ok() {
+                    let line = format!("{}\n", request(id));
+                    writer_sent.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(id);
+                    input.write_all(line.as_bytes())?;
+                    input.flush()?;
+                    id += 1;
+                }
+                Ok(id)
+            });
+            for _ in 0..in_flight {
+                more.send(())?;
+            }
+            let started = Instant::now();
+            let (mut outstanding, mut answered_in_window, mut failed) = (in_flight, 0_usize, 0_u64);
+            while outstanding > 0 {
+                let message = Self::answer(output)?;
+                outstanding -= 1;
+                let id = message["id"].as_u64().context("an answer without a numeric id")?;
+                let ours = sent.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.remove(&id);
+                anyhow::ensure!(ours, "an answer to a request never sent: {message}");
+                let in_window = started.elapsed() < window;
+                match answered(&message) {
+                    Ok(()) if in_window => answered_in_window += 1,
+                    Ok(()) => {}
+                    Err(_) => failed += 1,
+                }
+                if in_window {
+                    more.send(())?;
+                    outstanding += 1;
+                }
+            }
+            drop(more);
+            let next_id = writer.join().map_err(|_| anyhow::anyhow!("the writer panicked"))??;
+            Ok((Throughput::new(answered_in_window, window, failed), next_id))
+        })?;
+        self.next_id = next_id;
+        Ok(run)
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn initialize_params() -> Value {
+    json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "harmonia-bench", "version": "1"}})
+}
+
+/// Whether a `tools/call` answer is the tool's result (not a JSON-RPC
+/// error, not `isError`).
+fn answered(answer: &Value) -> Result<()> {
+    let result = answer.get("result").with_context(|| format!("not a result: {answer}"))?;
+    anyhow::ensure!(result["isError"] != true, "the tool failed: {answer}");
+    anyhow::ensure!(result["content"][0]["text"].is_string(), "no text in the answer: {answer}");
+    Ok(())
+}
+
+/// A throughput figure: calls answered within the window, per second,
+/// and the calls that failed.
+struct Throughput {
+    calls_per_second: f64,
+    failed: u64,
+}
+
+impl Throughput {
+    fn new(answered: usize, window: Duration, failed: u64) -> Self {
+        Self { calls_per_second: answered as f64 / window.as_secs_f64(), failed }
+    }
+}
+
+/// One MCP session over streamable HTTP.
+struct Session {
+    client: reqwest::Client,
+    url: Arc<str>,
+    token: Option<Arc<str>>,
+    id: Option<String>,
+    protocol: String,
+}
+
+impl Session {
+    async fn post(&self, body: &Value) -> Result<(Option<String>, String)> {
+        let mut request = self
+            .client
+            .post(&*self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        if let Some(id) = &self.id {
+            request = request.header("mcp-session-id", id).header("mcp-protocol-version", &self.protocol);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        let session =
+            response.headers().get("mcp-session-id").and_then(|value| value.to_str().ok()).map(str::to_owned);
+        let text = response.text().await?;
+        anyhow::ensure!(status.is_success(), "HTTP {status}: {text}");
+        Ok((session, text))
+    }
+
+    async fn open(client: &reqwest::Client, url: &Arc<str>, token: Option<&Arc<str>>) -> Result<Self> {
+        let mut session = Self {
+            client: client.clone(),
+            url: Arc::clone(url),
+            token: token.cloned(),
+            id: None,
+            protocol: PROTOCOL.to_owned(),
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()});
+        let (id, text) = session.post(&init).await?;
+        let answer = mcp::message(&text)?;
+        session.protocol = answer["result"]["protocolVersion"].as_str().unwrap_or(PROTOCOL).to_owned();
+        session.id = Some(id.context("no session id")?);
+        session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+        Ok(session)
+    }
+
+    async fn call(&self, tool: &str, n: u64) -> Result<()> {
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let (_, text) = self.post(&body).await?;
+        answered(&mcp::message(&text)?)
+    }
+
+    async fn close(self) {
+        let mut request = self.client.delete(&*self.url);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        if let Some(id) = &self.id {
+            request = request.header("mcp-session-id", id).header("mcp-protocol-version", &self.protocol);
+        }
+        let _ = request.send().await;
+    }
+}
+
+/// `clients` sessions, each calling `tool` again as soon as it is
+/// answered, for `window`. Sessions are opened before the window, 32 at a
+/// time; one that cannot open counts as failed.
+fn http_clients(
+    runtime: &tokio::runtime::Runtime,
+    url: &Arc<str>,
+    token: Option<&Arc<str>>,
+    tool: &str,
+    clients: usize,
+    window: Duration,
+) -> Result<(Throughput, usize)> {
+    let client = reqwest::Client::builder().http1_only().pool_max_idle_per_host(clients).build()?;
+    let mut sessions = Vec::with_capacity(clients);
+    let mut refused = 0;
+    let mut first_refusal = None;
+    for chunk in (0..clients).collect::<Vec<_>>().chunks(32) {
+        let opening: Vec<_> = chunk
+            .iter()
+            .map(|_| {
+                let (client, url, token) = (client.clone(), Arc::clone(url), token.cloned());
+                runtime.spawn(async move { Session::open(&client, &url, token.as_ref()).await })
+            })
+            .collect();
+        for task in opening {
+            match runtime.block_on(task)? {
+                Ok(session) => sessions.push(session),
+                Err(error) => {
+                    refused += 1;
+                    if first_refusal.is_none() {
+                        first_refusal = Some(error);
+                    }
+                }
+            }
+        }
+    }
+    if sessions.is_empty() {
+        return Err(first_refusal.unwrap_or_else(|| anyhow::anyhow!("no session opened")));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .map(|session| {
+            let (stop, tool) = (Arc::clone(&stop), tool.to_owned());
+            runtime.spawn(async move {
+                let (mut answered, mut failed, mut n) = (0_usize, 0_u64, 1_u64);
+                while !stop.load(Ordering::Relaxed) {
+                    match session.call(&tool, n).await {
+                        Ok(()) if started.elapsed() < window => answered += 1,
+                        Ok(()) => {}
+                        Err(_) => failed += 1,
+                    }
+                    n += 1;
+                }
+                (session, answered, failed)
+            })
+        })
+        .collect();
+    runtime.block_on(async { tokio::time::sleep(window).await });
+    stop.store(true, Ordering::Relaxed);
+    let (mut answered, mut failed, mut sessions) = (0, refused as u64, Vec::new());
+    for task in tasks {
+        let (session, task_answered, task_failed) = runtime.block_on(task)?;
+        answered += task_answered;
+        failed += task_failed;
+        sessions.push(session);
+    }
+    runtime.block_on(async {
+        for session in sessions {
+            session.close().await;
+        }
+    });
+    Ok((Throughput::new(answered, window, failed), refused))
+}
+
+/// A server's resident memory: (`VmRSS`, `VmHWM`) in MiB.
+fn resident_mib(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse::<f64>().ok())
+            .map_or(f64::NAN, |kib| kib / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// One server's figures, by key (see [`FIGURES`]).
+type Figures = BTreeMap<&'static str, f64>;
+
+/// The figures' keys and labels: the table's rows, in order.
+const FIGURES: &[(&str, &str)] = &[
+    ("stdio_p50_us", "stdio tools/call round trip p50 (µs)"),
+    ("stdio_p99_us", "stdio tools/call round trip p99 (µs)"),
+    ("http_p50_us", "HTTP tools/call round trip p50 (µs)"),
+    ("http_p99_us", "HTTP tools/call round trip p99 (µs)"),
+    ("stdio_64_calls_s", "stdio, 64 calls in flight (calls/s)"),
+    ("stdio_1000_calls_s", "stdio, 1,000 calls in flight (calls/s)"),
+    ("http_64_calls_s", "HTTP, 64 clients (calls/s)"),
+    ("http_1000_calls_s", "HTTP, 1,000 clients (calls/s)"),
+    ("stdio_rss_warm_mib", "stdio server resident once warm (MiB)"),
+    ("stdio_rss_peak_mib", "stdio server peak resident, to 1,000 in flight (MiB)"),
+    ("http_rss_warm_mib", "HTTP server resident once warm (MiB)"),
+    ("http_rss_peak_mib", "HTTP server peak resident, to 1,000 clients (MiB)"),
+    ("cold_start_ms", "cold start to first answer, stdio, median (ms)"),
+    ("first_start_ms", "the first of those starts (ms)"),
+];
+
+/// The tool `server` lists (the names differ: `trivial_probe`,
+/// `trivial-probe`, hyper-mcp's `bench-trivial_probe`).
+fn tool_name(server: &mut StdioServer) -> Result<String> {
+    let list = server.request("tools/list", json!({}))?;
+    list["result"]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str())
+        .find(|name| name.contains("trivial"))
+        .map(str::to_owned)
+        .with_context(|| format!("no trivial tool listed: {list}"))
+}
+
+/// Round trips, throughput and memory over stdio.
+fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figures) -> Result<String> {
+    let mut stdio = StdioServer::start(setup.stdio(server))?;
+    let result = (|| -> Result<String> {
+        stdio.initialize()?;
+        let tool = tool_name(&mut stdio)?;
+        for _ in 0..effort.tool_calls / 5 {
+            stdio.call(&tool)?;
+        }
+        let mut times = Vec::with_capacity(effort.tool_calls * 2);
+        for _ in 0..effort.tool_calls * 2 {
+            let started = Instant::now();
+            stdio.call(&tool)?;
+            times.push(started.elapsed());
+        }
+        let samples = super::stats::Samples::new(times);
+        figures.insert("stdio_p50_us", samples.p50_us());
+        figures.insert("stdio_p99_us", samples.p99_us());
+        figures.insert("stdio_rss_warm_mib", resident_mib(stdio.child.id()).0);
+        for clients in CLIENTS {
+            let run = stdio.in_flight(&tool, clients, effort.concurrency_window)?;
+            anyhow::ensure!(run.failed == 0, "{} calls failed with {clients} in flight", run.failed);
+            figures.insert(
+                if clients == 64 { "stdio_64_calls_s" } else { "stdio_1000_calls_s" },
+                run.calls_per_second,
+            );
+        }
+        figures.insert("stdio_rss_peak_mib", resident_mib(stdio.child.id()).1);
+        Ok(tool)
+    })();
+    stdio.stop();
+    result
+}
+
+/// Round trips, throughput and memory over streamable HTTP.
+fn over_http(
+    setup: &Setup,
+    server: Server,
+    tool: &str,
+    effort: &Effort,
+    figures: &mut Figures,
+) -> Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let Some(mut command) = setup.http(server, port) else { return Ok(()) };
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+    let result = (|| -> Result<()> {
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            anyhow::ensure!(started.elapsed() < Duration::from_secs(60), "{} never listened", server.name());
+            if let Some(status) = child.try_wait()? {
+                bail!("{} exited: {status}", server.name());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let url: Arc<str> = format!("http://127.0.0.1:{port}/mcp").into();
+        let token: Option<Arc<str>> = (server == Server::Harmonia).then(|| setup.token.as_str().into());
+        let client = reqwest::Client::builder().http1_only().build()?;
+        let samples = runtime.block_on(async {
+            let session = Session::open(&client, &url, token.as_ref()).await?;
+            for n in 0..(effort.tool_calls / 5) as u64 {
+                session.call(tool, n).await?;
+            }
+            let mut times = Vec::with_capacity(effort.tool_calls * 2);
+            for n in 0..(effort.tool_calls * 2) as u64 {
+                let started = Instant::now();
+                session.call(tool, n).await?;
+                times.push(started.elapsed());
+            }
+            session.close().await;
+            anyhow::Ok(super::stats::Samples::new(times))
+        })?;
+        figures.insert("http_p50_us", samples.p50_us());
+        figures.insert("http_p99_us", samples.p99_us());
+        figures.insert("http_rss_warm_mib", resident_mib(child.id()).0);
+        for clients in CLIENTS {
+            let (run, refused) =
+                http_clients(&runtime, &url, token.as_ref(), tool, clients, effort.concurrency_window)?;
+            anyhow::ensure!(
+                run.failed == 0,
+                "{} of {clients} clients' calls failed ({refused} sessions refused)",
+                run.failed
+            );
+            figures.insert(
+                if clients == 64 { "http_64_calls_s" } else { "http_1000_calls_s" },
+                run.calls_per_second,
+            );
+        }
+        figures.insert("http_rss_peak_mib", resident_mib(child.id()).1);
+        Ok(())
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// From spawning `server` to its first `tools/call` answered, over stdio.
+fn first_answer(setup: &Setup, server: Server, tool: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let mut stdio = StdioServer::start(setup.stdio(server))?;
+    let answered = stdio.initialize().and_then(|()| stdio.call(tool)).map(|()| started.elapsed());
+    stdio.stop();
+    answered
+}
+
+fn cold_start(
+    setup: &Setup,
+    server: Server,
+    tool: &str,
+    effort: &Effort,
+    figures: &mut Figures,
+) -> Result<()> {
+    figures.insert("first_start_ms", first_answer(setup, server, tool)?.as_secs_f64() * 1000.0);
+    let mut times: Vec<Duration> =
+        (0..effort.loads * 2).map(|_| first_answer(setup, server, tool)).collect::<Result<_>>()?;
+    times.sort();
+    figures.insert("cold_start_ms", times[times.len() / 2].as_secs_f64() * 1000.0);
+    Ok(())
+}
+
+fn measure(setup: &Setup, server: Server, effort: &Effort) -> (Figures, Vec<String>) {
+    let (mut figures, mut problems) = (Figures::new(), Vec::new());
+    let tool = match over_stdio(setup, server, effort, &mut figures) {
+        Ok(tool) => tool,
+        Err(error) => {
+            problems.push(format!("stdio: {error:#}"));
+            return (figures, problems);
+        }
+    };
+    if let Err(error) = over_http(setup, server, &tool, effort, &mut figures) {
+        problems.push(format!("HTTP: {error:#}"));
+    }
+    if let Err(error) = cold_start(setup, server, &tool, effort, &mut figures) {
+        problems.push(format!("cold start: {error:#}"));
+    }
+    (figures, problems)
+}
+
+fn cell(value: Option<f64>) -> String {
+    match value {
+        Some(value) if value.is_finite() && value >= 100.0 => format!("{value:.0}"),
+        Some(value) if value.is_finite() => format!("{value:.1}"),
+        _ => "—".to_owned(),
+    }
+}
+
+/// The peers' figures against Harmonia's, peers read from `dir`.
+pub fn run(dir: &Path, effort: &Effort, out: &mut Report) -> Result<()> {
+    let scratch = std::env::temp_dir().join(format!("harmonia-bench-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    // reqwest is built with rustls but no provider of its own.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let result = (|| -> Result<()> {
+        let setup = Setup::new(dir, &scratch)?;
+        let mut measured: Vec<(Server, Figures)> = Vec::new();
+        out.say("\npeers: the same trivial tool (a fixed small JSON), the same client, one run");
+        for server in Server::ALL {
+            if let Some(why) = setup.missing(server) {
+                out.say(format!("  {}: skipped, {why}", server.name()));
+                out.insert(&format!("peers_{}_skipped", server.name().replace('-', "_")), json!(why));
+                continue;
+            }
+            let (figures, problems) = measure(&setup, server, effort);
+            for problem in &problems {
+                out.say(format!("  {}: {problem}", server.name()));
+            }
+            let key = server.name().replace('-', "_");
+            for (figure, value) in &figures {
+                out.insert(&format!("peers_{key}_{figure}"), json!(value));
+            }
+            if !problems.is_empty() {
+                out.insert(&format!("peers_{key}_problems"), json!(problems));
+            }
+            measured.push((server, figures));
+        }
+        let harmonia =
+            measured.iter().find(|(server, _)| *server == Server::Harmonia).map(|(_, f)| f.clone());
+        let harmonia = harmonia.unwrap_or_default();
+        let names: Vec<&str> = measured.iter().map(|(server, _)| server.name()).collect();
+        out.say(format!(
+            "  {:<54}{}",
+            "",
+            names.iter().map(|name| format!("{name:>11}")).collect::<String>()
+        ));
+        for (key, label) in FIGURES {
+            let cells: String = measured
+                .iter()
+                .map(|(_, figures)| format!("{:>11}", cell(figures.get(key).copied())))
+                .collect();
+            out.say(format!("  {label:<54}{cells}"));
+        }
+        out.say("  ratios, harmonia / peer (below 1 is better for times and memory, above 1 for calls/s):");
+        for (server, figures) in measured.iter().filter(|(server, _)| *server != Server::Harmonia) {
+            for (key, label) in FIGURES {
+                if let (Some(ours), Some(theirs)) = (harmonia.get(key), figures.get(key)) {
+                    let ratio = ours / theirs;
+                    out.say(format!("    {:<10} {label:<54} {ratio:.2}", server.name()));
+                    out.insert(
+                        &format!("peers_ratio_{}_{key}", server.name().replace('-', "_")),
+                        json!(ratio),
+                    );
+                }
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
