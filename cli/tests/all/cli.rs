@@ -404,7 +404,12 @@ fn bench_only_measures_the_parts_asked_for_and_names_the_parts_when_asked_wrong(
 
     let refused = run(&mut harmonia(&["bench", "--only", "everything"]));
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    for part in ["trivial", "tools", "loading", "runaway", "concurrency", "mcp"] {
+    for part in ["trivial", "tools", "loading", "runaway", "concurrency", "mcp", "peers"] {
         assert!(stderr(&refused).contains(part), "{part} not named: {}", stderr(&refused));
     }
+
+    // The peers are measured only when built and named.
+    let without_peers = run(&mut harmonia(&["bench", "--quick", "--only", "peers"]));
+    assert_eq!(without_peers.status.code(), Some(1), "{}", stderr(&without_peers));
+    assert!(stderr(&without_peers).contains("bench/peers/build.sh"), "{}", stderr(&without_peers));
 }
