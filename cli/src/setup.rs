@@ -12,11 +12,14 @@ use std::sync::Arc;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// The config file: `--config`, else `$HARMONIA_CONFIG`, else none.
+pub fn config_path(path: Option<&Path>) -> Option<PathBuf> {
+    path.map(Path::to_owned).or_else(|| std::env::var_os("HARMONIA_CONFIG").map(PathBuf::from))
+}
+
 /// The config from `--config`, else `$HARMONIA_CONFIG`, else defaults.
 pub fn load_config(path: Option<&Path>) -> Result<HostConfig> {
-    let path: Option<PathBuf> =
-        path.map(Path::to_owned).or_else(|| std::env::var_os("HARMONIA_CONFIG").map(PathBuf::from));
-    match path {
+    match config_path(path) {
         Some(path) => Ok(HostConfig::from_file(&path)?),
         None => Ok(HostConfig::default()),
     }

@@ -4,7 +4,7 @@
 
 use crate::args::HostArgs;
 use crate::progress::CompileSpinner;
-use crate::setup::{UsageError, load_config, load_skills, workspace};
+use crate::setup::{UsageError, config_path, load_config, load_skills, workspace};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use harmonia_serve::auth::tokens::TokenFile;
@@ -160,11 +160,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     };
     let mut host = load_config(args.host.config.as_deref())?;
     host.mock |= args.host.mock;
-    let host_file = args
-        .host
-        .config
-        .clone()
-        .or_else(|| std::env::var_os("HARMONIA_CONFIG").map(std::path::PathBuf::from));
+    let host_file = config_path(args.host.config.as_deref());
     let serve = Serve {
         config,
         host,
