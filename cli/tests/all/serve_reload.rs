@@ -54,11 +54,13 @@ fn sigterm_after_a_reload_waits_for_the_call_still_running_on_the_replaced_set()
     use harmonia_testkit::tempdir::TempDir;
     use std::io::{BufRead, BufReader, Write};
 
-    // The upstream holds the built-in fetch's request (its deadline is
-    // 20 s) until the test opens the gate.
+    // The upstream never answers the built-in fetch: the call ends at its
+    // deadline (20 s), as `tool_timeout`, which is what the drain waits
+    // for. (Its gate is never opened: the order of the log lines, not a
+    // clock, decides.)
     let upstream = Loopback::start();
-    let gate = Gate::default();
-    upstream.route("/api/v1/search", Reply::Gated(gate.clone(), Box::new(Reply::Json(200, r#"{"hits": []}"#.into()))));
+    let never = Reply::Gated(Gate::default(), Box::new(Reply::Json(200, r#"{"hits": []}"#.into())));
+    upstream.route("/api/v1/search", never);
     let dir = TempDir::new("serve-reload-drain");
     let config = dir.path().join("harmonia.toml");
     std::fs::write(
@@ -143,11 +145,16 @@ fn sigterm_after_a_reload_waits_for_the_call_still_running_on_the_replaced_set()
     assert!(draining.contains("calls=1"), "the call on the replaced set is waited for: {draining}");
     assert!(child.0.try_wait().unwrap().is_none(), "the server exited while a call ran:\n{}", log.join("\n"));
 
-    // Let the call finish: it ends in the server's log, then the server
-    // exits 0.
-    gate.open();
+    // The call ends (at its deadline) in the server's log, then the drain
+    // ends and the server exits 0.
     let finished = wait_for("call.finished", &mut log);
-    assert!(finished.contains("fetch_trend_signals") && finished.contains("success"), "{finished}");
+    assert!(finished.contains("fetch_trend_signals") && finished.contains("tool_timeout"), "{finished}");
+    assert!(
+        !log.iter().any(|line| line.contains("drained, exiting")),
+        "the drain ended before the call did:\n{}",
+        log.join("\n")
+    );
+    wait_for("drained, exiting", &mut log);
     while next_line(&lines).is_some() {}
     let status = child.0.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", log.join("\n"));
