@@ -94,7 +94,8 @@ impl Reader {
         allowed: &[String],
         deadline: Duration,
     ) -> Result<Self, RegistryError> {
-        let rule = RedirectRule { registry: registry.to_ascii_lowercase(), scheme, allowed: allowed.to_vec() };
+        let rule =
+            RedirectRule { registry: registry.to_ascii_lowercase(), scheme, allowed: allowed.to_vec() };
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
                 return attempt.error(Refused::TooMany);

@@ -19,10 +19,10 @@
 
 pub mod cosign;
 pub mod digest;
-pub mod keys;
-pub mod manifest;
 #[cfg(feature = "oci")]
 pub mod download;
+pub mod keys;
+pub mod manifest;
 #[cfg(feature = "oci")]
 pub mod oci;
 pub mod reference;

@@ -21,19 +21,19 @@
 
 use crate::RegistryError;
 use crate::cosign::{self, StoredSignature};
-use crate::download::{Body, Reader};
 use crate::digest::Digest;
+use crate::download::{Body, Reader};
 use crate::keys::PrivateKey;
 use crate::manifest::{self, Descriptor, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST_MEDIA_TYPE};
 use crate::reference::OciReference;
 use crate::store::{LockEntry, LockFile, Store, check_signatures};
 use crate::trust::TrustPolicy;
 use base64::Engine as _;
+use http::HeaderValue;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
-use http::HeaderValue;
 use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
@@ -211,7 +211,10 @@ impl Client {
         let read = self.reader.get(what, path, accept, authorization.as_ref(), limit);
         match tokio::time::timeout(self.options.deadline, read).await {
             Ok(body) => body,
-            Err(_) => Err(RegistryError::Deadline { what: what.to_owned(), seconds: self.options.deadline.as_secs() }),
+            Err(_) => Err(RegistryError::Deadline {
+                what: what.to_owned(),
+                seconds: self.options.deadline.as_secs(),
+            }),
         }
     }
 
@@ -304,7 +307,8 @@ impl Client {
         };
         let path = format!("{}/manifests/{named}", target.repository());
         let what = format!("the manifest of {reference}");
-        let body = self.read(&target, &what, &path, Some(OCI_MANIFEST_MEDIA_TYPE), MAX_MANIFEST_BYTES).await?;
+        let body =
+            self.read(&target, &what, &path, Some(OCI_MANIFEST_MEDIA_TYPE), MAX_MANIFEST_BYTES).await?;
         let bytes = body.bytes;
         let digest = Digest::of(&bytes);
         // The registry's word for a tag's digest, when it gives one: it

@@ -112,7 +112,9 @@ pub fn check_host(entry: &str) -> Result<(), String> {
         None => {
             !host.is_empty()
                 && host.len() <= 253
-                && host.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b".-".contains(&byte))
+                && host
+                    .bytes()
+                    .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b".-".contains(&byte))
         }
     };
     let port_ok = port.is_none_or(|port| port.parse::<u16>().is_ok_and(|port| port > 0));
@@ -163,7 +165,9 @@ mod tests {
         for good in ["storage.example", "127.0.0.1:9000", "s3.eu-west-1.amazonaws.com", "[::1]:5000"] {
             assert!(check_host(good).is_ok(), "{good}");
         }
-        for bad in ["", "https://s.example", "s.example/path", "user@s.example", "s.example:port", "S.example"] {
+        for bad in
+            ["", "https://s.example", "s.example/path", "user@s.example", "s.example:port", "S.example"]
+        {
             assert!(check_host(bad).is_err(), "{bad}");
         }
     }

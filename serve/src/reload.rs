@@ -41,8 +41,8 @@
 use crate::metrics::Reload;
 use crate::state::ServeState;
 use arc_swap::ArcSwap;
-use harmonia_host::{CallSlots, Host};
 use harmonia_host::liaison::session::Liaison;
+use harmonia_host::{CallSlots, Host};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::PathBuf;

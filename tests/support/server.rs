@@ -204,7 +204,9 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
         }
         Reply::Stalls(length, sent) => {
             let length = length.map(|length| format!("content-length: {length}\r\n")).unwrap_or_default();
-            let head = format!("HTTP/1.1 200 X\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n");
+            let head = format!(
+                "HTTP/1.1 200 X\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n"
+            );
             let _ = stream.write_all(head.as_bytes());
             let chunk = vec![b' '; 64 * 1024];
             let mut left = sent;

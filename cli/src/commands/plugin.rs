@@ -76,8 +76,9 @@ fn pull(
     let store = Store::new(&plugin_dir(dir, &config));
     let name = name.unwrap_or(reference.short_name()).to_owned();
     let options = Options { redirect_hosts: config.plugins.redirect_hosts.clone(), ..Options::default() };
-    let entry = runtime()?
-        .block_on(async { Client::new(&reference, options)?.pull(&reference, &name, &store, &policy, update).await })?;
+    let entry = runtime()?.block_on(async {
+        Client::new(&reference, options)?.pull(&reference, &name, &store, &policy, update).await
+    })?;
     let signer = entry.signer.as_deref().unwrap_or("unsigned");
     outln!(
         "locked {} = {} at {} (component {}, signer {signer}) in {}",

@@ -607,7 +607,10 @@ fn a_manifest_redirected_off_the_registry_or_in_a_loop_is_refused() {
     let fake = Fake::start();
     let elsewhere = Loopback::start();
     let real = component("get_job_status");
-    elsewhere.route("/manifest", Reply::Raw(200, manifest_headers(), Manifest::for_component(b"{}", &real).to_bytes()));
+    elsewhere.route(
+        "/manifest",
+        Reply::Raw(200, manifest_headers(), Manifest::for_component(b"{}", &real).to_bytes()),
+    );
     let location = elsewhere.base_url().replace("127.0.0.1", "localhost") + "/manifest";
     fake.server.route("/v2/tools/t/manifests/v1", Reply::Redirect(302, location));
     let (result, _dir) = fake_pull(&fake, Duration::from_secs(30));

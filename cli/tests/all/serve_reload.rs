@@ -108,8 +108,9 @@ fn sigterm_after_a_reload_waits_for_the_call_still_running_on_the_replaced_set()
     let mut log = Vec::new();
     let wait_for = |wanted: &str, log: &mut Vec<String>| -> String {
         loop {
-            let line = next_line(&lines)
-                .unwrap_or_else(|| panic!("the server exited before logging {wanted:?}:\n{}", log.join("\n")));
+            let line = next_line(&lines).unwrap_or_else(|| {
+                panic!("the server exited before logging {wanted:?}:\n{}", log.join("\n"))
+            });
             log.push(line.clone());
             if line.contains(wanted) {
                 return line;

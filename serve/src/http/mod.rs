@@ -361,7 +361,10 @@ impl HttpServer {
             // Calls still running on a set a reload replaced included:
             // every set runs on the same slots.
             let running = app.state.call_slots().in_flight();
-            tracing::info!(calls = running, "draining: the requests answered, waiting for the calls in flight");
+            tracing::info!(
+                calls = running,
+                "draining: the requests answered, waiting for the calls in flight"
+            );
             let calls = app.state.drained(DRAIN_LIMIT.saturating_sub(started.elapsed())).await;
             if !(requests && calls) {
                 tracing::warn!("requests or calls still running after the drain limit");

@@ -66,8 +66,12 @@ impl ScopePolicy {
     pub(crate) fn supported(&self, state: &ServeState) -> Vec<String> {
         let liaison = state.liaison();
         let skills = liaison.skills().iter().map(|skill| self.oauth.skill_scope(&skill.name));
-        let supported: BTreeSet<String> =
-            self.tool_scopes(state).into_iter().chain(skills).chain(self.oauth.scopes_supported.iter().cloned()).collect();
+        let supported: BTreeSet<String> = self
+            .tool_scopes(state)
+            .into_iter()
+            .chain(skills)
+            .chain(self.oauth.scopes_supported.iter().cloned())
+            .collect();
         supported.into_iter().collect()
     }
 

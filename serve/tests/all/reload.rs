@@ -6,10 +6,10 @@
 //! the poll.
 
 use crate::support::{Server, job_status_skill, stateless_request};
-use harmonia_host::{CallSlots, Host};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::metrics::Metrics;
+use harmonia_host::{CallSlots, Host};
 use harmonia_registry::keys::{Algorithm, PrivateKey};
 use harmonia_registry::manifest::{Manifest, wasm_config};
 use harmonia_registry::{LockEntry, LockFile, Store, cosign};
@@ -201,17 +201,19 @@ fn a_call_still_running_on_a_replaced_set_counts_against_the_bound_and_the_drain
     let capped = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let metrics = Metrics::new();
     let build: Build = {
-        let (uncapped, capped_config) = (
-            builder(config(Some(plugins.path()), &cache, Some(&upstream)), metrics.clone()),
-            {
+        let (uncapped, capped_config) =
+            (builder(config(Some(plugins.path()), &cache, Some(&upstream)), metrics.clone()), {
                 let mut capped_config = config(Some(plugins.path()), &cache, Some(&upstream));
                 capped_config.limits.max_deadline_ms = Some(100);
                 builder(capped_config, metrics.clone())
-            },
-        );
+            });
         let capped = Arc::clone(&capped);
         Arc::new(move |slots| {
-            if capped.load(std::sync::atomic::Ordering::SeqCst) { capped_config(slots) } else { uncapped(slots) }
+            if capped.load(std::sync::atomic::Ordering::SeqCst) {
+                capped_config(slots)
+            } else {
+                uncapped(slots)
+            }
         })
     };
     let mut serve = ServeConfig::default();
@@ -239,7 +241,11 @@ fn a_call_still_running_on_a_replaced_set_counts_against_the_bound_and_the_drain
     // idle.
     assert_eq!(server.envelope("trivial_probe", json!({})), harmonia_testkit::dependency_unavailable());
     let text = server.metrics();
-    assert_eq!(metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#), 1.0, "{text}");
+    assert_eq!(
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
+        1.0,
+        "{text}"
+    );
     assert!(!reloading.idle_now(), "a drain now would leave the replaced set's call running");
 
     gate.open();
@@ -293,7 +299,10 @@ fn a_reloads_new_tools_are_published_as_oauth_scopes() {
     assert_eq!((status.swapped, status.refused), (1, 0), "{status:?}");
     let after = published();
     assert!(after.contains(&json!("harmonia:tools:test_simple_text")), "{after:?}");
-    assert!(!after.contains(&json!("harmonia:tools:trivial_probe")), "a removed tool's scope is withdrawn: {after:?}");
+    assert!(
+        !after.contains(&json!("harmonia:tools:trivial_probe")),
+        "a removed tool's scope is withdrawn: {after:?}"
+    );
     let challenge = challenged();
     assert!(
         challenge.contains("harmonia:tools:test_simple_text") && !challenge.contains("trivial_probe"),
