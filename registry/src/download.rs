@@ -94,8 +94,12 @@ impl Reader {
         allowed: &[String],
         deadline: Duration,
     ) -> Result<Self, RegistryError> {
-        let rule =
-            RedirectRule { registry: registry.to_ascii_lowercase(), scheme, allowed: allowed.to_vec() };
+        // The registry as a URL names it (a default port dropped), so a
+        // redirect back to it compares equal.
+        let named = reqwest::Url::parse(&format!("{scheme}://{registry}/")).map_err(|_| {
+            RegistryError::BadReference { reference: registry.to_owned(), reason: "not a host".into() }
+        })?;
+        let rule = RedirectRule { registry: authority(&named), scheme, allowed: allowed.to_vec() };
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
                 return attempt.error(Refused::TooMany);
