@@ -171,6 +171,20 @@ fn serve(stream: TcpStream, state: &Mutex<State>, stop: &AtomicBool) {
     respond(stream, reply, stop);
 }
 
+/// Write `bytes` bytes of filler; false when the client hung up.
+fn filler(stream: &mut TcpStream, bytes: usize) -> bool {
+    let chunk = vec![b' '; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let now = left.min(chunk.len());
+        if stream.write_all(&chunk[..now]).is_err() {
+            return false;
+        }
+        left -= now;
+    }
+    true
+}
+
 fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
     let head = |status: u16, length: usize, extra: &str| {
         format!(
@@ -184,14 +198,8 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
         }
         Reply::Oversized(bytes) => {
             let _ = stream.write_all(head(200, bytes, "").as_bytes());
-            let chunk = vec![b' '; 64 * 1024];
-            let mut left = bytes;
-            while left > 0 {
-                let now = left.min(chunk.len());
-                if stream.write_all(&chunk[..now]).is_err() {
-                    return;
-                }
-                left -= now;
+            if !filler(&mut stream, bytes) {
+                return;
             }
         }
         Reply::NeverFinishes => {
@@ -208,14 +216,8 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
                 "HTTP/1.1 200 X\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n"
             );
             let _ = stream.write_all(head.as_bytes());
-            let chunk = vec![b' '; 64 * 1024];
-            let mut left = sent;
-            while left > 0 {
-                let now = left.min(chunk.len());
-                if stream.write_all(&chunk[..now]).is_err() {
-                    return;
-                }
-                left -= now;
+            if !filler(&mut stream, sent) {
+                return;
             }
             let _ = stream.flush();
             while !stop.load(Ordering::SeqCst) {
