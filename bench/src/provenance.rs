@@ -161,7 +161,9 @@ fn reload(effort: &Effort, config: HostConfig, out: &mut Report) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let liaison = Liaison::new(Host::new(config.clone())?, SkillSet::builtin())?;
     let state = ServeState::new(liaison, harmonia_serve::config::Limits::default(), None)?;
-    let build = Arc::new(move || Ok(Host::new(config.clone())?));
+    let build = Arc::new(move |slots: &harmonia_host::CallSlots| {
+        Ok(Host::builder(config.clone()).call_slots(slots.clone()).build()?)
+    });
     let reloader = {
         let _entered = runtime.enter();
         Reloader::spawn(

@@ -124,6 +124,10 @@ pub struct PluginsConfig {
     /// Which keys may sign which plugin, and whether signatures are
     /// required.
     pub trust: harmonia_registry::TrustConfig,
+    /// Hosts (`host` or `host:port`) a registry may redirect `harmonia
+    /// plugin pull`'s downloads to besides itself (the object storage its
+    /// blobs are served from), over HTTPS; any other redirect is refused.
+    pub redirect_hosts: Vec<String>,
 }
 
 impl Default for PluginsConfig {
@@ -135,6 +139,7 @@ impl Default for PluginsConfig {
             pins: BTreeMap::new(),
             lock: None,
             trust: harmonia_registry::TrustConfig::default(),
+            redirect_hosts: Vec::new(),
         }
     }
 }
@@ -261,6 +266,10 @@ impl HostConfig {
         self.limits.check().map_err(ConfigError::Invalid)?;
         self.public_web.check().map_err(ConfigError::Invalid)?;
         self.workspace.check().map_err(ConfigError::Invalid)?;
+        for host in &self.plugins.redirect_hosts {
+            harmonia_registry::reference::check_host(host)
+                .map_err(|reason| ConfigError::Invalid(format!("plugins.redirect_hosts: {reason}")))?;
+        }
         for (name, pin) in &self.plugins.pins {
             if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
                 return invalid(format!(

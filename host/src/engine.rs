@@ -162,10 +162,9 @@ pub struct Runtime {
     pub engine: Engine,
     /// WASI runtime interfaces and both capabilities.
     pub linker: Linker<CallState>,
-    /// Calls in flight (`limits.max_calls`).
-    pub slots: tokio::sync::Semaphore,
-    /// How many slots there are.
-    pub max_calls: u32,
+    /// Calls in flight (`limits.max_calls`), perhaps shared with other
+    /// hosts.
+    pub slots: crate::slots::CallSlots,
     /// Runs blocking calls and loads.
     pub facade: Facade,
     /// Precompiled components, when the cache is on and usable.
@@ -202,8 +201,7 @@ impl Runtime {
             compile_progress: None,
             engine,
             linker,
-            slots: tokio::sync::Semaphore::new(limits.max_calls as usize),
-            max_calls: limits.max_calls,
+            slots: crate::slots::CallSlots::new(limits.max_calls),
             facade,
             metrics: None,
             _ticker: ticker,

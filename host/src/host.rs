@@ -19,6 +19,7 @@ use crate::metrics::Metrics;
 use crate::plugin::{self, LoadError, Plugin, PluginInfo, PluginOrigin};
 use crate::policy::{ImportPolicy, World};
 use crate::sandbox::{self, CallLimits};
+use crate::slots::CallSlots;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -148,9 +149,20 @@ pub struct HostBuilder {
     public_web_mock: Option<bool>,
     metrics: Option<Metrics>,
     compile_progress: Option<Arc<dyn plugin::CompileProgress>>,
+    slots: Option<CallSlots>,
 }
 
 impl HostBuilder {
+    /// Run calls on `slots` (another host's, [`Host::call_slots`]) rather
+    /// than on slots of this host's own: the calls of both hosts draw from
+    /// one bound, and either's [`Host::drained`] waits for both. The
+    /// host's `limits.max_calls` becomes the slots' size (its instance
+    /// pool follows it).
+    pub fn call_slots(mut self, slots: CallSlots) -> Self {
+        self.slots = Some(slots);
+        self
+    }
+
     /// Tell `progress` when a plugin is compiled rather than mapped from
     /// the cache (default: nobody is told).
     pub fn compile_progress(mut self, progress: Arc<dyn plugin::CompileProgress>) -> Self {
@@ -211,7 +223,10 @@ impl HostBuilder {
     /// Start the engine and load every plugin; any refused plugin fails the
     /// whole start, naming it.
     pub fn build(self) -> Result<Host, HostError> {
-        let config = self.config;
+        let mut config = self.config;
+        if let Some(slots) = &self.slots {
+            config.limits.max_calls = slots.size();
+        }
         config.check()?;
         let logger = Logger::new(self.log);
         let cache_dir = config.cache_dir();
@@ -222,6 +237,9 @@ impl HostBuilder {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
         runtime.metrics = self.metrics.clone();
+        if let Some(slots) = self.slots {
+            runtime.slots = slots;
+        }
         runtime.compile_progress = self.compile_progress.clone();
         let policy = ImportPolicy::from(&config.wasi);
         let limits = CallLimits::from(&config.limits);
@@ -346,6 +364,7 @@ impl Host {
             public_web_mock: None,
             metrics: None,
             compile_progress: None,
+            slots: None,
         }
     }
 
@@ -388,15 +407,18 @@ impl Host {
         }
     }
 
-    /// Wait until no call runs (every call slot free), or `timeout`
-    /// passes; true when idle. Calls arriving meanwhile wait behind the
-    /// drain (the slots are fair), so a server stopping uses this last.
+    /// Wait until no call runs (every call slot free, a call of a host
+    /// sharing them included), or `timeout` passes; true when idle. Calls
+    /// arriving meanwhile wait behind the drain (the slots are fair), so a
+    /// server stopping uses this last.
     pub async fn drained(&self, timeout: Duration) -> bool {
-        let runtime = &self.inner.runtime;
-        matches!(
-            tokio::time::timeout(timeout, runtime.slots.acquire_many(runtime.max_calls)).await,
-            Ok(Ok(_))
-        )
+        self.inner.runtime.slots.drained(timeout).await
+    }
+
+    /// The slots this host's calls run on, to build another host on them
+    /// ([`HostBuilder::call_slots`]).
+    pub fn call_slots(&self) -> &CallSlots {
+        &self.inner.runtime.slots
     }
 
     /// Call `tool` with `input` (JSON text) for `context`, on this thread:

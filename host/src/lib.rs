@@ -27,6 +27,8 @@
 //! - `provenance`: components from `plugins.lock`, their digests and
 //!   signatures verified (the `harmonia-registry` crate) before compiling.
 //! - `sandbox`: one call: fresh store, limits, outcome to envelope.
+//! - [`CallSlots`]: the gate bounding the calls in flight, which hosts
+//!   built on one share (a server's old and new plugin sets).
 //! - `call_state`: the store data of one call: WASI, limits, captured
 //!   stdio, the bound capabilities and their uses (it names no capability).
 //! - `limits`: every limit in one place (fixed ones, the `[limits]`
@@ -74,6 +76,7 @@ mod origin;
 mod policy;
 mod provenance;
 mod sandbox;
+mod slots;
 mod wasi;
 
 pub use capability::{CapabilityKind, World};
@@ -89,3 +92,4 @@ pub use config::HostConfig;
 pub use harmonia_contract::descriptor::{Descriptor, Scope};
 pub use harmonia_contract::envelope::Envelope;
 pub use host::{CallContext, CallError, CallRecord, Host, HostBuilder, HostError};
+pub use slots::CallSlots;

@@ -307,12 +307,12 @@ pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallR
     let deadline = Instant::now() + deadline;
     let metrics = runtime.metrics.as_ref();
     let slot = match runtime.slots.try_acquire() {
-        Ok(permit) => Some(permit),
-        Err(_) => {
+        Some(permit) => Some(permit),
+        None => {
             let waiting = Instant::now();
             let wait = runtime.slots.acquire();
             let permit = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), wait).await;
-            let permit = permit.ok().and_then(Result::ok);
+            let permit = permit.ok().flatten();
             count_slot_wait(metrics, Bound::HostSlots, Some(waiting.elapsed()), permit.is_some());
             permit
         }

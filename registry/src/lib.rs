@@ -14,9 +14,13 @@
 //! - `oci` (feature `oci`): push, pull and sign against a registry, through
 //!   the `oci-client` crate, with credentials from the Docker config file,
 //!   a deadline on every registry wait and bounded downloads.
+//! - `download` (feature `oci`): a pull's reads, bounded while the bytes
+//!   arrive and never redirected off the registry unless allowed.
 
 pub mod cosign;
 pub mod digest;
+#[cfg(feature = "oci")]
+pub mod download;
 pub mod keys;
 pub mod manifest;
 #[cfg(feature = "oci")]
@@ -140,6 +144,17 @@ pub enum RegistryError {
         what: String,
         /// The client's message (never a credential).
         message: String,
+    },
+    /// The registry redirected a read to a host other than itself that is
+    /// not allowed: nothing was sent there.
+    #[error(
+        "the registry redirected {what}: refused, {reason} (a host serving the registry's blobs may be allowed in [plugins] redirect_hosts)"
+    )]
+    Redirect {
+        /// What was being read.
+        what: String,
+        /// Where it was sent, or why it was not followed.
+        reason: String,
     },
     /// The reference names nothing in the registry.
     #[error("{0} was not found in the registry")]

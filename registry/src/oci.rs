@@ -2,14 +2,18 @@
 //!
 //! - Credentials come from the Docker config file (`$DOCKER_CONFIG` or
 //!   `~/.docker/config.json`, credential helpers included) for the
-//!   reference's registry; they are handed to the client and never
-//!   formatted into a message or a log record.
+//!   reference's registry; they are handed to the client for its token
+//!   exchange, sent (as its token, or as basic credentials) to the
+//!   registry alone, and never formatted into a message or a log record.
 //! - Every registry wait has a deadline ([`Options::deadline`]); a stalled
 //!   registry ends the command with [`RegistryError::Deadline`].
-//! - A manifest is refused past [`MAX_MANIFEST_BYTES`], a component past
-//!   [`Options::max_component_bytes`] as its manifest declares it and as
-//!   it arrives (a download is cut at the declared size), a signature
-//!   payload past [`cosign::MAX_PAYLOAD_BYTES`].
+//! - A manifest is refused past [`MAX_MANIFEST_BYTES`] as it arrives (at
+//!   its `Content-Length`, else at the first chunk past it), a component
+//!   past [`Options::max_component_bytes`] as its manifest declares it
+//!   and as it arrives (a download is cut at the declared size), a
+//!   signature payload past [`cosign::MAX_PAYLOAD_BYTES`]. The reads go
+//!   through [`crate::download`], which also refuses a redirect to any
+//!   host but the registry's and [`Options::redirect_hosts`].
 //! - Every byte is checked against the digest it was asked for, here and
 //!   not only by the client; layers with external `urls` are refused.
 //! - Plain HTTP is used only for a loopback registry; every other host is
@@ -18,43 +22,57 @@
 use crate::RegistryError;
 use crate::cosign::{self, StoredSignature};
 use crate::digest::Digest;
+use crate::download::{Body, Reader};
 use crate::keys::PrivateKey;
 use crate::manifest::{self, Descriptor, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST_MEDIA_TYPE};
 use crate::reference::OciReference;
 use crate::store::{LockEntry, LockFile, Store, check_signatures};
 use crate::trust::TrustPolicy;
 use base64::Engine as _;
+use http::HeaderValue;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
+use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// Most signatures read for one digest.
 const MAX_SIGNATURES: usize = 32;
 
 /// Bounds on a registry conversation.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Deadline of each registry wait (a request, a download).
     pub deadline: Duration,
     /// Largest component accepted.
     pub max_component_bytes: u64,
+    /// Hosts (`host` or `host:port`) besides the registry's own that a
+    /// registry may redirect a read to, e.g. the object storage its blobs
+    /// are served from; over HTTPS only (default: none).
+    pub redirect_hosts: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { deadline: Duration::from_secs(30), max_component_bytes: crate::store::MAX_COMPONENT_BYTES }
+        Self {
+            deadline: Duration::from_secs(30),
+            max_component_bytes: crate::store::MAX_COMPONENT_BYTES,
+            redirect_hosts: Vec::new(),
+        }
     }
 }
 
 /// A client for one registry.
 pub struct Client {
     client: oci_client::Client,
+    /// A pull's reads: bounded, redirects checked.
+    reader: Reader,
     auth: RegistryAuth,
+    /// The `Authorization` each repository's reads carry (none: anonymous),
+    /// from the client's token exchange, asked once per repository.
+    authorizations: tokio::sync::Mutex<HashMap<String, Option<HeaderValue>>>,
     options: Options,
 }
 
@@ -72,7 +90,7 @@ fn credentials(registry: &str) -> RegistryAuth {
 }
 
 /// The message of `error` and its sources, one line.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -103,36 +121,6 @@ fn not_found(error: &OciDistributionError) -> bool {
     }
 }
 
-/// Collects a download, refusing a byte past `limit`.
-struct Bounded {
-    bytes: Vec<u8>,
-    limit: u64,
-    exceeded: bool,
-}
-
-impl tokio::io::AsyncWrite for Bounded {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        if (self.bytes.len() + data.len()) as u64 > self.limit {
-            self.exceeded = true;
-            return Poll::Ready(Err(std::io::Error::other("more bytes than declared")));
-        }
-        self.bytes.extend_from_slice(data);
-        Poll::Ready(Ok(data.len()))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-}
-
 impl Client {
     /// A client for `reference`'s registry.
     pub fn new(reference: &OciReference, options: Options) -> Result<Self, RegistryError> {
@@ -156,7 +144,78 @@ impl Client {
             what: "starting the registry client".into(),
             message: chain(&error),
         })?;
-        Ok(Self { client, auth: credentials(&reference.registry), options })
+        for host in &options.redirect_hosts {
+            crate::reference::check_host(host).map_err(|reason| RegistryError::BadReference {
+                reference: host.clone(),
+                reason: format!("not a redirect host: {reason}"),
+            })?;
+        }
+        let registry = Self::oci_reference(reference).resolve_registry().to_owned();
+        let scheme = if reference.is_loopback() { "http" } else { "https" };
+        let reader = Reader::new(&registry, scheme, &options.redirect_hosts, options.deadline)?;
+        Ok(Self {
+            client,
+            reader,
+            auth: credentials(&reference.registry),
+            authorizations: tokio::sync::Mutex::default(),
+            options,
+        })
+    }
+
+    /// The `Authorization` header `target`'s repository is read with: the
+    /// token the client's exchange got, else the Docker config's basic
+    /// credentials, else none. Marked sensitive, so it is never printed.
+    async fn authorization(&self, target: &Reference) -> Result<Option<HeaderValue>, RegistryError> {
+        let mut known = self.authorizations.lock().await;
+        if let Some(header) = known.get(target.repository()) {
+            return Ok(header.clone());
+        }
+        let token = self
+            .within(|| format!("authenticating to {}", target.registry()), async {
+                self.client.auth(target, &self.auth, RegistryOperation::Pull).await
+            })
+            .await?;
+        let text = match (token, &self.auth) {
+            (Some(token), _) => Some(format!("Bearer {token}")),
+            (None, RegistryAuth::Basic(user, password)) => {
+                let pair = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+                Some(format!("Basic {pair}"))
+            }
+            (None, _) => None,
+        };
+        let header = text
+            .map(|text| {
+                let mut header = HeaderValue::from_str(&text).map_err(|_| RegistryError::Registry {
+                    what: format!("authenticating to {}", target.registry()),
+                    message: "the credential is not a valid HTTP header value".into(),
+                })?;
+                header.set_sensitive(true);
+                Ok::<_, RegistryError>(header)
+            })
+            .transpose()?;
+        known.insert(target.repository().to_owned(), header.clone());
+        Ok(header)
+    }
+
+    /// `GET /v2/{path}` of `target`'s registry within the deadline, its
+    /// body refused past `limit` bytes as it arrives.
+    async fn read(
+        &self,
+        target: &Reference,
+        what: &str,
+        path: &str,
+        accept: Option<&str>,
+        limit: u64,
+    ) -> Result<Body, RegistryError> {
+        let authorization = self.authorization(target).await?;
+        let read = self.reader.get(what, path, accept, authorization.as_ref(), limit);
+        match tokio::time::timeout(self.options.deadline, read).await {
+            Ok(body) => body,
+            Err(_) => Err(RegistryError::Deadline {
+                what: what.to_owned(),
+                seconds: self.options.deadline.as_secs(),
+            }),
+        }
     }
 
     async fn within<T>(
@@ -242,19 +301,24 @@ impl Client {
     /// (the tag resolved once) and bytes.
     pub async fn resolve(&self, reference: &OciReference) -> Result<(Digest, Vec<u8>), RegistryError> {
         let target = Self::oci_reference(reference);
-        let (bytes, answered) = self
-            .within(|| format!("fetching the manifest of {reference}"), async {
-                self.client.pull_manifest_raw(&target, &self.auth, &[OCI_MANIFEST_MEDIA_TYPE]).await
-            })
-            .await?;
-        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-            return Err(RegistryError::TooLarge {
-                what: format!("the manifest of {reference}"),
-                limit: MAX_MANIFEST_BYTES,
-            });
-        }
+        let named = match (&reference.digest, &reference.tag) {
+            (Some(digest), _) => digest.to_string(),
+            (None, tag) => tag.clone().unwrap_or_default(),
+        };
+        let path = format!("{}/manifests/{named}", target.repository());
+        let what = format!("the manifest of {reference}");
+        let body =
+            self.read(&target, &what, &path, Some(OCI_MANIFEST_MEDIA_TYPE), MAX_MANIFEST_BYTES).await?;
+        let bytes = body.bytes;
         let digest = Digest::of(&bytes);
-        let claimed = reference.digest.clone().map_or_else(|| Digest::parse(&answered), Ok)?;
+        // The registry's word for a tag's digest, when it gives one: it
+        // must be the bytes'.
+        let answered = body.headers.get("docker-content-digest").and_then(|value| value.to_str().ok());
+        let claimed = match (&reference.digest, answered) {
+            (Some(named), _) => named.clone(),
+            (None, Some(answered)) => Digest::parse(answered)?,
+            (None, None) => digest.clone(),
+        };
         if claimed != digest {
             return Err(RegistryError::LayerMismatch {
                 what: format!("the manifest of {reference}"),
@@ -262,7 +326,7 @@ impl Client {
                 actual: digest,
             });
         }
-        Ok((digest, bytes.to_vec()))
+        Ok((digest, bytes))
     }
 
     /// Download blob `digest` of `reference`'s repository, refusing it when
@@ -283,35 +347,21 @@ impl Client {
             });
         }
         let target = Self::oci_reference(&reference.at_digest(digest));
-        let descriptor = oci_client::manifest::OciDescriptor {
-            digest: digest.to_string(),
-            size: size as i64,
-            ..Default::default()
-        };
-        let mut sink = Bounded { bytes: Vec::new(), limit: size, exceeded: false };
-        let pulled = self
-            .within(
-                || format!("downloading {}", what()),
-                self.client.pull_blob(&target, &descriptor, &mut sink),
-            )
-            .await;
-        if sink.exceeded {
-            return Err(RegistryError::TooLarge {
-                what: format!("{} (more bytes than its declared {size})", what()),
-                limit: size,
-            });
-        }
-        let actual = Digest::of(&sink.bytes);
-        match pulled {
-            Err(RegistryError::Registry { .. }) if &actual != digest => {
-                return Err(RegistryError::LayerMismatch { what: what(), expected: digest.clone(), actual });
+        let path = format!("{}/blobs/{digest}", target.repository());
+        let bytes = match self.read(&target, &format!("downloading {}", what()), &path, None, size).await {
+            Err(RegistryError::TooLarge { .. }) => {
+                return Err(RegistryError::TooLarge {
+                    what: format!("{} (more bytes than its declared {size})", what()),
+                    limit: size,
+                });
             }
-            other => other?,
-        }
+            other => other?.bytes,
+        };
+        let actual = Digest::of(&bytes);
         if &actual != digest {
             return Err(RegistryError::LayerMismatch { what: what(), expected: digest.clone(), actual });
         }
-        Ok(sink.bytes)
+        Ok(bytes)
     }
 
     /// The cosign signatures attached to manifest `digest` (none when

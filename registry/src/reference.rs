@@ -99,6 +99,32 @@ impl OciReference {
     }
 }
 
+/// Checks that `entry` names a host as a reference's registry does:
+/// `host` or `host:port`, lowercase, no scheme, path or credentials (a
+/// `[plugins] redirect_hosts` entry).
+pub fn check_host(entry: &str) -> Result<(), String> {
+    let (host, port) = match entry.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') || host.ends_with(']') => (host, Some(port)),
+        _ => (entry, None),
+    };
+    let host_ok = match host.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')) {
+        Some(inner) => inner.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => {
+            !host.is_empty()
+                && host.len() <= 253
+                && host
+                    .bytes()
+                    .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b".-".contains(&byte))
+        }
+    };
+    let port_ok = port.is_none_or(|port| port.parse::<u16>().is_ok_and(|port| port > 0));
+    if host_ok && port_ok {
+        Ok(())
+    } else {
+        Err(format!("`{entry}` is not a lowercase host or host:port (no scheme, path or credentials)"))
+    }
+}
+
 impl fmt::Display for OciReference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "oci://{}/{}", self.registry, self.repository)?;
@@ -132,6 +158,18 @@ mod tests {
         assert_eq!(parsed.short_name(), "get_job_status");
         assert!(parsed.is_loopback());
         assert!(!OciReference::parse("oci://ghcr.io/a/b:v1").unwrap().is_loopback());
+    }
+
+    #[test]
+    fn a_host_is_a_host_or_host_and_port() {
+        for good in ["storage.example", "127.0.0.1:9000", "s3.eu-west-1.amazonaws.com", "[::1]:5000"] {
+            assert!(check_host(good).is_ok(), "{good}");
+        }
+        for bad in
+            ["", "https://s.example", "s.example/path", "user@s.example", "s.example:port", "S.example"]
+        {
+            assert!(check_host(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //! A change is acted on only once the paths stayed the same for one whole
 //! interval, so a file still being written is not read.
 //!
+//! The new host is built on the server's call slots (the first set's):
+//! calls still running on a replaced set and the new set's calls count
+//! against one `max_in_flight_calls`, and a drain waits for all of them.
+//!
 //! A build is the host's own load: every locked component is checked
 //! against its digests and signatures, every plain file against its pin,
 //! before anything is compiled; any refusal refuses the whole new set.
@@ -37,8 +41,8 @@
 use crate::metrics::Reload;
 use crate::state::ServeState;
 use arc_swap::ArcSwap;
-use harmonia_host::Host;
 use harmonia_host::liaison::session::Liaison;
+use harmonia_host::{CallSlots, Host};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -89,8 +93,10 @@ fn offered(host: &Host) -> BTreeSet<(String, String)> {
 }
 
 /// Builds a new host the way the server's was built (the config read
-/// again); runs on a blocking thread.
-pub type Build = Arc<dyn Fn() -> anyhow::Result<Host> + Send + Sync>;
+/// again), on the server's call slots (given: the new host must run its
+/// calls on them, [`harmonia_host::HostBuilder::call_slots`], or it is
+/// refused); runs on a blocking thread.
+pub type Build = Arc<dyn Fn(&CallSlots) -> anyhow::Result<Host> + Send + Sync>;
 
 /// What a reload watches and how it builds.
 #[derive(Clone)]
@@ -315,7 +321,7 @@ async fn watch_loop(
         // more.
         trigger.pending.store(false, Ordering::Release);
         (settling, retry) = (None, false);
-        let built = build(&source.build).await;
+        let built = build(&source.build, state.call_slots()).await;
         // The files changed while the build read them: what it read may
         // be half one state and half another. Not swapped; built again
         // once they settle.
@@ -344,9 +350,9 @@ async fn watch_loop(
 }
 
 /// A new host, built on a blocking thread.
-async fn build(build: &Build) -> anyhow::Result<Host> {
-    let build = Arc::clone(build);
-    tokio::task::spawn_blocking(move || build())
+async fn build(build: &Build, slots: &CallSlots) -> anyhow::Result<Host> {
+    let (build, slots) = (Arc::clone(build), slots.clone());
+    tokio::task::spawn_blocking(move || build(&slots))
         .await
         .unwrap_or_else(|_| Err(anyhow::anyhow!("the build panicked")))
 }
@@ -354,7 +360,16 @@ async fn build(build: &Build) -> anyhow::Result<Host> {
 /// Swap `built` in, or say why it was refused.
 fn swap(state: &ServeState, built: anyhow::Result<Host>) -> Result<(), String> {
     let old = state.liaison();
-    match built.and_then(|host| Ok(old.with_host(host)?)) {
+    let shares_the_bound = |host: Host| {
+        // Its own slots would let the calls still running on the old set
+        // and the new set's calls run past the server's bound together.
+        anyhow::ensure!(
+            host.call_slots().same_gate(state.call_slots()),
+            "the new host was not built on the server's call slots"
+        );
+        Ok(host)
+    };
+    match built.and_then(shares_the_bound).and_then(|host| Ok(old.with_host(host)?)) {
         Ok(next) => {
             let changed = offered(old.host()) != offered(next.host());
             let tools = next.host().tools().count();

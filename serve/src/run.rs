@@ -24,7 +24,7 @@ use harmonia_host::liaison::signing::TraceSigner;
 use harmonia_host::liaison::skills::{Skill, SkillSet};
 use harmonia_host::metrics::Metrics;
 use harmonia_host::plugin::CompileProgress;
-use harmonia_host::{Host, HostConfig};
+use harmonia_host::{CallSlots, Host, HostConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ pub fn run(serve: Serve) -> Result<(), ServeError> {
     let metrics = (config.metrics.enabled && matches!(transport, Transport::Http(_))).then(Metrics::new);
     let signer = TraceSigner::host_key(&host.trace).context("cannot load the trace key")?;
     let reload = reload_source(&host, host_file, &config, &plugins, metrics.clone());
-    let host = build_host(host, &config, &plugins, metrics, compile_progress)?;
+    let host = build_host(host, &config, &plugins, metrics, compile_progress, None)?;
     let liaison = Liaison::new(host, skills).context("skills and tools disagree")?.with_signer(signer);
     let skill = match &transport {
         Transport::Stdio { skill: Some(name), .. } => Some(
@@ -115,16 +115,21 @@ pub fn run(serve: Serve) -> Result<(), ServeError> {
 }
 
 /// The host as the server runs it: the serve config's call bound, the
-/// server's log and metrics.
+/// server's log and metrics; on `slots` when given (a reload's: the
+/// server's).
 fn build_host(
     mut config: HostConfig,
     serve: &ServeConfig,
     plugins: &[PathBuf],
     metrics: Option<Metrics>,
     progress: Option<Arc<dyn CompileProgress>>,
+    slots: Option<&CallSlots>,
 ) -> anyhow::Result<Host> {
     bound_calls(&mut config, serve);
     let mut builder = Host::builder(config).log(Arc::new(TracingLog));
+    if let Some(slots) = slots {
+        builder = builder.call_slots(slots.clone());
+    }
     if let Some(progress) = progress {
         builder = builder.compile_progress(progress);
     }
@@ -168,14 +173,14 @@ fn reload_source(
     let (initial, serve, plugins) = (host.clone(), serve.clone(), plugins.to_vec());
     crate::reload::Source {
         watch: watch.cloned().collect(),
-        build: Arc::new(move || {
+        build: Arc::new(move |slots| {
             let mut config = match &host_file {
                 Some(path) => HostConfig::from_file(path)?,
                 None => initial.clone(),
             };
             // `--mock` was the caller's, not the file's: it stays.
             config.mock |= initial.mock;
-            build_host(config, &serve, &plugins, metrics.clone(), None)
+            build_host(config, &serve, &plugins, metrics.clone(), None, Some(slots))
         }),
     }
 }

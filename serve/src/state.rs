@@ -2,7 +2,9 @@
 //! key; swapped whole on a reload), the bounds, every credential's share
 //! and the call spans. The calls in flight are bounded once, by the
 //! host's call slots (`harmonia serve` sizes them to
-//! `limits.max_in_flight_calls`).
+//! `limits.max_in_flight_calls`); every set a reload swaps in runs on the
+//! first set's slots, so calls still running on a replaced set count
+//! against the same bound, and the drain waits for them.
 
 use crate::config::{Limits, RateLimits, ServeConfig, SessionsConfig};
 use crate::metrics::ServeMetrics;
@@ -10,6 +12,7 @@ use crate::reload::Plugins;
 use crate::sessions::{GuardedSessions, SetupError};
 use crate::telemetry::CallSpans;
 use crate::tenants::Tenants;
+use harmonia_host::CallSlots;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::liaison::signing::PublicKey;
 use std::sync::Arc;
@@ -31,6 +34,8 @@ pub struct ServeState {
     pub spans: Option<CallSpans>,
     /// Guarded sessions on the stateless revision.
     pub sessions: GuardedSessions,
+    /// The call slots of every set served, replaced ones included.
+    slots: CallSlots,
 }
 
 /// Why the shared state could not be made.
@@ -82,6 +87,7 @@ impl ServeState {
             sessions: GuardedSessions::new(sessions, &limits)?,
             tenants: Arc::new(Tenants::new(limits.clone(), rates)),
             metrics: liaison.host().metrics().map(ServeMetrics::new),
+            slots: liaison.host().call_slots().clone(),
             plugins: Plugins::new(liaison),
             limits,
             trace_key,
@@ -113,10 +119,16 @@ impl ServeState {
         }
     }
 
-    /// Wait until no call runs, or `timeout` passes; true when idle.
+    /// The call slots every set served runs on: a reload's new host is
+    /// built on them ([`harmonia_host::HostBuilder::call_slots`]).
+    pub fn call_slots(&self) -> &CallSlots {
+        &self.slots
+    }
+
+    /// Wait until no call runs, on the set serving now or on any set a
+    /// reload replaced (they share one gate), or `timeout` passes; true
+    /// when idle.
     pub async fn drained(&self, timeout: std::time::Duration) -> bool {
-        // The set serving now; a call still running on a set a reload
-        // replaced holds that set's host, whose slots are its own.
-        self.liaison().host().drained(timeout).await
+        self.slots.drained(timeout).await
     }
 }

@@ -21,6 +21,10 @@ pub enum Reply {
     Oversized(usize),
     /// Headers promising a body, part of it, then silence until shutdown.
     NeverFinishes,
+    /// A 200 with this `Content-Length` (none: the body ends when the
+    /// connection closes), this many bytes of filler, then silence until
+    /// shutdown: a body a client must judge before its end.
+    Stalls(Option<usize>, usize),
     /// A redirect to `location` with this status.
     Redirect(u16, String),
     /// Wait, then answer.
@@ -167,6 +171,20 @@ fn serve(stream: TcpStream, state: &Mutex<State>, stop: &AtomicBool) {
     respond(stream, reply, stop);
 }
 
+/// Write `bytes` bytes of filler; false when the client hung up.
+fn filler(stream: &mut TcpStream, bytes: usize) -> bool {
+    let chunk = vec![b' '; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let now = left.min(chunk.len());
+        if stream.write_all(&chunk[..now]).is_err() {
+            return false;
+        }
+        left -= now;
+    }
+    true
+}
+
 fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
     let head = |status: u16, length: usize, extra: &str| {
         format!(
@@ -180,19 +198,27 @@ fn respond(mut stream: TcpStream, reply: Reply, stop: &AtomicBool) {
         }
         Reply::Oversized(bytes) => {
             let _ = stream.write_all(head(200, bytes, "").as_bytes());
-            let chunk = vec![b' '; 64 * 1024];
-            let mut left = bytes;
-            while left > 0 {
-                let now = left.min(chunk.len());
-                if stream.write_all(&chunk[..now]).is_err() {
-                    return;
-                }
-                left -= now;
+            if !filler(&mut stream, bytes) {
+                return;
             }
         }
         Reply::NeverFinishes => {
             let _ = stream.write_all(head(200, 1000, "").as_bytes());
             let _ = stream.write_all(b"{\"hits\": [");
+            let _ = stream.flush();
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Reply::Stalls(length, sent) => {
+            let length = length.map(|length| format!("content-length: {length}\r\n")).unwrap_or_default();
+            let head = format!(
+                "HTTP/1.1 200 X\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(head.as_bytes());
+            if !filler(&mut stream, sent) {
+                return;
+            }
             let _ = stream.flush();
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(20));

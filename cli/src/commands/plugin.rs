@@ -75,8 +75,9 @@ fn pull(
     let policy = policy(&config)?;
     let store = Store::new(&plugin_dir(dir, &config));
     let name = name.unwrap_or(reference.short_name()).to_owned();
+    let options = Options { redirect_hosts: config.plugins.redirect_hosts.clone(), ..Options::default() };
     let entry = runtime()?.block_on(async {
-        Client::new(&reference, Options::default())?.pull(&reference, &name, &store, &policy, update).await
+        Client::new(&reference, options)?.pull(&reference, &name, &store, &policy, update).await
     })?;
     let signer = entry.signer.as_deref().unwrap_or("unsigned");
     outln!(

@@ -459,6 +459,37 @@ fn huge_layers_and_manifests_are_refused_with_a_clear_error() {
     assert!(error.to_string().contains("manifest"), "{error}");
 }
 
+/// Hostile: a manifest or layer larger than its bound, whose registry then
+/// stalls (or trickles it: the deadline would end the pull, having read
+/// it all into memory). Refused as the bytes arrive: at a `Content-Length`
+/// past the bound before any body is read, else at the first chunk past
+/// it, never at the deadline. Held by the bounded reads in
+/// `registry/src/download.rs`.
+#[test]
+fn a_huge_manifest_or_layer_is_refused_as_it_arrives_not_at_the_deadline() {
+    const MANIFEST_BOUND: usize = harmonia_registry::manifest::MAX_MANIFEST_BYTES as usize;
+    for (reply, shape) in [
+        (Reply::Stalls(None, MANIFEST_BOUND + 1), "no length, one byte past the bound, then silence"),
+        (Reply::Stalls(Some(1 << 30), 1), "a declared GiB, one byte, then silence"),
+    ] {
+        let fake = Fake::start();
+        fake.server.route("/v2/tools/t/manifests/v1", reply);
+        let (result, _dir) = fake_pull(&fake, Duration::from_secs(30));
+        let error = result.unwrap_err();
+        assert!(matches!(error, RegistryError::TooLarge { .. }), "{shape}: {error}");
+        assert!(error.to_string().contains("manifest") && error.to_string().contains("limit"), "{error}");
+    }
+    // A layer declared small whose download says it is a GiB, then stalls.
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    fake.serve(&Manifest::for_component(b"{}", &real), &Digest::of(&real), Reply::Stalls(Some(1 << 30), 1));
+    let (result, dir) = fake_pull(&fake, Duration::from_secs(30));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::TooLarge { .. }), "{error}");
+    assert!(error.to_string().contains("more bytes than its declared"), "{error}");
+    assert!(!dir.path().join("plugins.lock").exists(), "nothing locked");
+}
+
 /// Hostile: a registry that accepts the request and never answers. Held
 /// by the deadline around every registry wait.
 #[test]
@@ -494,14 +525,17 @@ fn docker_config(dir: &Path, registry: &str, user: &str, password: &str) -> Path
 }
 
 /// Hostile: the registry redirects the component download to another
-/// host. The credentials for the registry never reach that host; what it
-/// serves is refused unless it is the signed digest's bytes. And the
-/// credentials never appear in the command's output or its most verbose
-/// log. Held by the client never authenticating outside the registry
-/// (and reqwest dropping `Authorization` on a cross-host redirect), the
-/// digest check, and no message ever formatting a credential.
+/// host. Refused by default, before any request reaches that host (held
+/// by the redirect rule in `registry/src/download.rs`); with the host in
+/// `[plugins] redirect_hosts`, followed, but the credentials for the
+/// registry never reach it and what it serves is refused unless it is the
+/// signed digest's bytes. The credentials never appear in the command's
+/// output or its most verbose log. Held by the credentials going to the
+/// registry alone (and reqwest dropping `Authorization` on a cross-host
+/// redirect), the digest check, and no message ever formatting a
+/// credential.
 #[test]
-fn a_redirect_to_another_host_gets_no_credentials_and_no_trust() {
+fn a_redirect_to_another_host_is_refused_unless_allowed_and_never_gets_credentials() {
     const PASSWORD: &str = "s3cret-registry-password";
     let fake = Fake::start();
     fake.server.route(
@@ -515,36 +549,82 @@ fn a_redirect_to_another_host_gets_no_credentials_and_no_trust() {
     other[7] ^= 1;
     elsewhere.route("/payload", Reply::Raw(200, Vec::new(), other));
     // Another host: `localhost`, not the registry's 127.0.0.1.
-    let location = elsewhere.base_url().replace("127.0.0.1", "localhost") + "/payload";
+    let elsewhere_host = elsewhere.base_url().replace("http://127.0.0.1", "localhost");
+    let location = format!("http://{elsewhere_host}/payload");
     fake.serve(&Manifest::for_component(b"{}", &real), &digest, Reply::Redirect(307, location));
     let dir = TempDir::new("oci-redirect");
     let docker = docker_config(dir.path(), &fake.host(), "ci", PASSWORD);
-    let output = harmonia(&["plugin", "pull", &fake.reference().to_string(), "--dir"])
-        .arg(dir.path().join("plugins"))
-        .env("DOCKER_CONFIG", &docker)
-        .env("RUST_LOG", "trace")
-        .output()
-        .unwrap();
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{shown}");
+    let pull = |config: &Path| {
+        let output = harmonia(&["plugin", "pull", &fake.reference().to_string(), "--dir"])
+            .arg(dir.path().join("plugins"))
+            .arg("--config")
+            .arg(config)
+            .env("DOCKER_CONFIG", &docker)
+            .env("RUST_LOG", "trace")
+            .output()
+            .unwrap();
+        let shown = text(&output);
+        assert_eq!(output.status.code(), Some(1), "{shown}");
+        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("ci:{PASSWORD}"));
+        assert!(!shown.contains(PASSWORD) && !shown.contains(&encoded), "a credential was shown:\n{shown}");
+        shown
+    };
+
+    let refusing = dir.path().join("refusing.toml");
+    std::fs::write(&refusing, "").unwrap();
+    let shown = pull(&refusing);
+    assert!(shown.contains("redirected") && shown.contains(&elsewhere_host), "{shown}");
+    assert!(elsewhere.requests().is_empty(), "nothing reached the other host: {:?}", elsewhere.requests());
+    assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked");
+
+    let allowing = dir.path().join("allowing.toml");
+    std::fs::write(&allowing, format!("[plugins]\nredirect_hosts = [\"{elsewhere_host}\"]\n")).unwrap();
+    let shown = pull(&allowing);
     assert!(shown.contains("does not match its digest"), "{shown}");
-    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("ci:{PASSWORD}"));
-    assert!(!shown.contains(PASSWORD) && !shown.contains(&encoded), "a credential was shown:\n{shown}");
     let sent: Vec<_> =
         fake.server.requests().into_iter().filter(|request| request.target.contains("/manifests/")).collect();
     assert!(
-        sent.iter().all(|request| request
-            .headers
-            .get("authorization")
-            .is_some_and(|value| value.starts_with("Basic "))),
+        !sent.is_empty()
+            && sent.iter().all(|request| request
+                .headers
+                .get("authorization")
+                .is_some_and(|value| value.starts_with("Basic "))),
         "the registry got the credentials: {sent:?}"
     );
     let redirected = elsewhere.requests();
-    assert!(!redirected.is_empty(), "the redirect was followed");
+    assert!(!redirected.is_empty(), "the allowed redirect was followed");
     assert!(
         redirected.iter().all(|request| !request.headers.contains_key("authorization")),
         "{redirected:?}"
     );
+}
+
+/// Hostile: the manifest itself redirected to another host, or around in
+/// a loop on the registry. Both refused with the typed error, nothing
+/// read from the other host.
+#[test]
+fn a_manifest_redirected_off_the_registry_or_in_a_loop_is_refused() {
+    let fake = Fake::start();
+    let elsewhere = Loopback::start();
+    let real = component("get_job_status");
+    elsewhere.route(
+        "/manifest",
+        Reply::Raw(200, manifest_headers(), Manifest::for_component(b"{}", &real).to_bytes()),
+    );
+    let location = elsewhere.base_url().replace("127.0.0.1", "localhost") + "/manifest";
+    fake.server.route("/v2/tools/t/manifests/v1", Reply::Redirect(302, location));
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(30));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::Redirect { .. }), "{error}");
+    assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
+
+    let fake = Fake::start();
+    let around = format!("{}/v2/tools/t/manifests/v1", fake.server.base_url());
+    fake.server.route("/v2/tools/t/manifests/v1", Reply::Redirect(302, around));
+    let (result, _dir) = fake_pull(&fake, Duration::from_secs(30));
+    let error = result.unwrap_err();
+    assert!(matches!(error, RegistryError::Redirect { .. }), "{error}");
+    assert!(error.to_string().contains("redirects"), "{error}");
 }
 
 /// Bad input: every malformed reference is a one-line usage error.

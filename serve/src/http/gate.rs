@@ -47,7 +47,7 @@ pub struct ConnectionTenant(Mutex<Option<ConnectionHold>>);
 /// JSON-RPC error body, so a client that shows the body rather than the
 /// status still says "unauthorized".
 fn unauthorized(error: &AuthError, app: &App, path: &str) -> Response {
-    let scope = app.scopes.as_ref().and_then(|scopes| scopes.route_scope(path));
+    let scope = app.scopes.as_ref().and_then(|scopes| scopes.route_scope(path, &app.state));
     let challenge =
         super::scopes::challenge(app.metadata_url.as_deref(), error.bearer_error(), scope.as_deref());
     let body = json!({"jsonrpc": "2.0", "id": null,

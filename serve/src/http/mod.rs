@@ -33,8 +33,9 @@
 //!
 //! Shutdown (SIGTERM or the caller's signal): new requests get 503, the
 //! requests already admitted and the calls in flight finish (each within
-//! its deadline), then the sessions are closed and the connections
-//! drained.
+//! its deadline; calls still running on a plugin set a reload replaced
+//! too, their clients gone or not), then the sessions are closed and the
+//! connections drained.
 //!
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
 //! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
@@ -198,18 +199,22 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// The RFC 9728 metadata document of `[oauth]`: every tool's and skill's
-/// scope among `scopes_supported`.
-fn resource_metadata(oauth: &crate::config::OAuthConfig, scopes: &scopes::ScopePolicy) -> serde_json::Value {
+/// scope among `scopes_supported`, for the plugin set serving now.
+async fn resource_metadata(State(app): State<Arc<App>>) -> Response {
+    let Some(scopes) = &app.scopes else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let (oauth, supported) = (scopes.oauth(), scopes.supported(&app.state));
     let mut metadata = json!({
         "resource": oauth.resource,
         "authorization_servers": oauth.authorization_servers,
         "bearer_methods_supported": ["header"],
         "resource_name": "Harmonia read-only tools",
     });
-    if !scopes.supported().is_empty() {
-        metadata["scopes_supported"] = json!(scopes.supported());
+    if !supported.is_empty() {
+        metadata["scopes_supported"] = json!(supported);
     }
-    metadata
+    axum::Json(metadata).into_response()
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
@@ -288,7 +293,7 @@ impl HttpServer {
             answered: Notify::new(),
             validations: Arc::new(tokio::sync::Semaphore::new(limits.max_validations as usize)),
             metadata_url: config.oauth.as_ref().and_then(|oauth| oauth.metadata_url()),
-            scopes: config.oauth.as_ref().map(|oauth| scopes::ScopePolicy::new(oauth, &state)),
+            scopes: config.oauth.as_ref().map(scopes::ScopePolicy::new),
         });
         let mut protected = mcp
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call))
@@ -297,16 +302,11 @@ impl HttpServer {
             .route("/v1/validate", post(validate::validate))
             .route("/v1/review", post(validate::review_route));
         let mut open = Router::new();
-        if let (Some(oauth), Some(scopes)) = (&config.oauth, &app.scopes) {
-            let metadata = resource_metadata(oauth, scopes);
+        if let Some(oauth) = &config.oauth {
             let path = oauth.origin_and_path().map(|(_, path)| path).unwrap_or_default();
-            let serve = move || {
-                let metadata = metadata.clone();
-                async move { axum::Json(metadata) }
-            };
-            open = open.route(WELL_KNOWN, get(serve.clone()));
+            open = open.route(WELL_KNOWN, get(resource_metadata));
             if !path.is_empty() {
-                open = open.route(&format!("{WELL_KNOWN}{path}"), get(serve));
+                open = open.route(&format!("{WELL_KNOWN}{path}"), get(resource_metadata));
             }
         }
         if config.metrics.enabled {
@@ -358,6 +358,13 @@ impl HttpServer {
             // A request admitted before the signal (its body still on the
             // way) becomes a call: wait for the requests, then the calls.
             let requests = app.answered_all(DRAIN_LIMIT).await;
+            // Calls still running on a set a reload replaced included:
+            // every set runs on the same slots.
+            let running = app.state.call_slots().in_flight();
+            tracing::info!(
+                calls = running,
+                "draining: the requests answered, waiting for the calls in flight"
+            );
             let calls = app.state.drained(DRAIN_LIMIT.saturating_sub(started.elapsed())).await;
             if !(requests && calls) {
                 tracing::warn!("requests or calls still running after the drain limit");

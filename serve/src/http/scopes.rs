@@ -4,7 +4,8 @@
 //! Each tool has a scope (`oauth.tool_scope`, `harmonia:tools:<tool>` by
 //! default) and each skill one (`oauth.skill_scope`,
 //! `harmonia:skills:<skill>`); all are published in the metadata's
-//! `scopes_supported`. A JWT (which carries [`Scopes`]) must hold:
+//! `scopes_supported`, read from the plugin set serving at each request
+//! (a hot reload's new tools are published at once). A JWT (which carries [`Scopes`]) must hold:
 //! - on a skill's route, the skill's scope, for every request: checked by
 //!   [`require_route`] before the MCP gate, so a refused `initialize`
 //!   never counts against the session bounds; the skill's scope covers
@@ -38,41 +39,51 @@ use std::sync::Arc;
 /// The skills' routes start with this.
 const SKILL_ROUTES: &str = "/mcp/skills/";
 
-/// The scopes of `[oauth]` for the loaded tools and skills.
+/// The scopes of `[oauth]` for the tools and skills served now: read
+/// from the plugin set at each use, so a reload's new tools are published
+/// (and named in a 401) at once, and its removed ones no longer are.
 pub(crate) struct ScopePolicy {
     oauth: OAuthConfig,
-    /// Every tool's scope, space-separated: what a 401 on `/mcp` names.
-    tools: String,
-    /// Every scope published: the tools', the skills' and the configured
-    /// extras, sorted.
-    supported: Vec<String>,
 }
 
 impl ScopePolicy {
-    pub(crate) fn new(oauth: &OAuthConfig, state: &ServeState) -> Self {
-        let tools: BTreeSet<String> =
-            state.liaison().host().tools().map(|info| oauth.tool_scope(&info.descriptor.name)).collect();
+    pub(crate) fn new(oauth: &OAuthConfig) -> Self {
+        Self { oauth: oauth.clone() }
+    }
+
+    /// The `[oauth]` section.
+    pub(crate) fn oauth(&self) -> &OAuthConfig {
+        &self.oauth
+    }
+
+    /// Every tool's scope in the set serving now, sorted.
+    fn tool_scopes(&self, state: &ServeState) -> BTreeSet<String> {
+        state.liaison().host().tools().map(|info| self.oauth.tool_scope(&info.descriptor.name)).collect()
+    }
+
+    /// `scopes_supported` of the metadata: the tools', the skills' and the
+    /// configured extras, sorted.
+    pub(crate) fn supported(&self, state: &ServeState) -> Vec<String> {
         let liaison = state.liaison();
-        let skills = liaison.skills().iter().map(|skill| oauth.skill_scope(&skill.name));
-        let supported =
-            tools.iter().cloned().chain(skills).chain(oauth.scopes_supported.iter().cloned()).collect();
-        Self {
-            oauth: oauth.clone(),
-            tools: tools.into_iter().collect::<Vec<_>>().join(" "),
-            supported: BTreeSet::into_iter(supported).collect(),
-        }
+        let skills = liaison.skills().iter().map(|skill| self.oauth.skill_scope(&skill.name));
+        let supported: BTreeSet<String> = self
+            .tool_scopes(state)
+            .into_iter()
+            .chain(skills)
+            .chain(self.oauth.scopes_supported.iter().cloned())
+            .collect();
+        supported.into_iter().collect()
     }
 
-    /// `scopes_supported` of the metadata.
-    pub(crate) fn supported(&self) -> &[String] {
-        &self.supported
-    }
-
-    /// The scopes a 401 on `path` names, if its route needs any.
-    pub(crate) fn route_scope(&self, path: &str) -> Option<String> {
+    /// The scopes a 401 on `path` names, if its route needs any (on
+    /// `/mcp`, every tool's, space-separated).
+    pub(crate) fn route_scope(&self, path: &str, state: &ServeState) -> Option<String> {
         match path.strip_prefix(SKILL_ROUTES) {
             Some(skill) => Some(self.oauth.skill_scope(skill)),
-            None if path == "/mcp" && !self.tools.is_empty() => Some(self.tools.clone()),
+            None if path == "/mcp" => {
+                let tools = self.tool_scopes(state);
+                (!tools.is_empty()).then(|| tools.into_iter().collect::<Vec<_>>().join(" "))
+            }
             None => None,
         }
     }

@@ -6,10 +6,10 @@
 //! the poll.
 
 use crate::support::{Server, job_status_skill, stateless_request};
-use harmonia_host::Host;
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
 use harmonia_host::metrics::Metrics;
+use harmonia_host::{CallSlots, Host};
 use harmonia_registry::keys::{Algorithm, PrivateKey};
 use harmonia_registry::manifest::{Manifest, wasm_config};
 use harmonia_registry::{LockEntry, LockFile, Store, cosign};
@@ -34,25 +34,36 @@ const TOOLS: [&str; 4] = ["get_job_status", "testing_fetch_url", "trivial_probe"
 
 struct Reloading {
     server: Server,
+    state: Arc<ServeState>,
     reloader: Reloader,
 }
 
 impl Reloading {
     /// Serve what `build` builds, reloading from `watch`.
     fn start(build: Build, watch: Vec<PathBuf>, interval: Duration) -> Self {
-        let host = build().unwrap();
+        Self::start_with(build, watch, interval, ServeConfig::default())
+    }
+
+    /// [`Reloading::start`] under `config`'s bounds; the first host on
+    /// `limits.max_in_flight_calls` slots, as `harmonia serve` builds it.
+    fn start_with(build: Build, watch: Vec<PathBuf>, interval: Duration, config: ServeConfig) -> Self {
+        let host = build(&CallSlots::new(config.limits.max_in_flight_calls)).unwrap();
         let dir = TempDir::new("serve-reload");
         let liaison = Liaison::new(host, job_status_skill(&dir)).unwrap();
-        let config = ServeConfig::default();
         let state =
             ServeState::with_rate_limits(liaison, config.limits.clone(), config.rate_limits.clone(), None)
                 .unwrap();
         let server = Server::serve(Arc::clone(&state), config, &TOOLS, dir);
         let reloader = {
             let _entered = server.runtime().enter();
-            Reloader::spawn(state, Source { watch, build }, interval, true)
+            Reloader::spawn(Arc::clone(&state), Source { watch, build }, interval, true)
         };
-        Self { server, reloader }
+        Self { server, state, reloader }
+    }
+
+    /// Whether no call runs on any set, at once (no waiting).
+    fn idle_now(&self) -> bool {
+        self.server.runtime().block_on(self.state.drained(Duration::ZERO))
     }
 
     /// Reload now (as on SIGHUP) and wait until it is done.
@@ -106,10 +117,12 @@ fn config(plugins: Option<&Path>, cache: &TempDir, upstream: Option<&Loopback>) 
     config
 }
 
-/// Builds a host from `config`, counting into `metrics`.
+/// Builds a host from `config`, counting into `metrics`, on the server's
+/// call slots.
 fn builder(config: HostConfig, metrics: Metrics) -> Build {
-    Arc::new(move || {
-        Ok(Host::builder(config.clone()).public_web_mock(false).metrics(metrics.clone()).build()?)
+    Arc::new(move |slots| {
+        let builder = Host::builder(config.clone()).public_web_mock(false).metrics(metrics.clone());
+        Ok(builder.call_slots(slots.clone()).build()?)
     })
 }
 
@@ -168,6 +181,133 @@ fn a_call_in_flight_finishes_on_the_old_set_while_new_calls_see_the_new_one() {
     let envelope = &answer["result"]["structuredContent"];
     assert_eq!(status_of(envelope), "success", "{answer}");
     assert_eq!(envelope["data"]["status"], 200, "{answer}");
+}
+
+#[test]
+fn a_call_still_running_on_a_replaced_set_counts_against_the_bound_and_the_drain() {
+    let upstream = Loopback::start();
+    let gate = Gate::default();
+    upstream.route("/slow", Reply::Gated(gate.clone(), Box::new(Reply::Json(200, r#"{}"#.into()))));
+    let (plugins, cache) = (TempDir::new("reload-bound"), TempDir::new("reload-bound-cache"));
+    put(plugins.path(), "testing-fetch-url");
+    Host::builder(config(None, &cache, None))
+        .component_file(guest_path("testing-trivial"))
+        .unwrap()
+        .build()
+        .unwrap();
+    // The new set caps every deadline at 100 ms: a call of it that finds
+    // no slot is answered at once, while the old set's held call (5 s)
+    // still runs.
+    let capped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let metrics = Metrics::new();
+    let build: Build = {
+        let (uncapped, capped_config) =
+            (builder(config(Some(plugins.path()), &cache, Some(&upstream)), metrics.clone()), {
+                let mut capped_config = config(Some(plugins.path()), &cache, Some(&upstream));
+                capped_config.limits.max_deadline_ms = Some(100);
+                builder(capped_config, metrics.clone())
+            });
+        let capped = Arc::clone(&capped);
+        Arc::new(move |slots| {
+            if capped.load(std::sync::atomic::Ordering::SeqCst) {
+                capped_config(slots)
+            } else {
+                uncapped(slots)
+            }
+        })
+    };
+    let mut serve = ServeConfig::default();
+    serve.limits.max_in_flight_calls = 1;
+    let reloading = Reloading::start_with(build, vec![plugins.path().to_owned()], NEVER, serve);
+    let server = &reloading.server;
+
+    // The server's one slot, taken by a call on the first set.
+    let slow = {
+        let (agent, url, token) = (server.agent.clone(), server.url.clone(), server.token.clone());
+        std::thread::spawn(move || {
+            let arguments = json!({"url": "https://hn.algolia.com/slow"});
+            crate::support::call_at(&agent, &url, &token, "testing_fetch_url", arguments)
+        })
+    };
+    upstream.await_request();
+    std::fs::remove_file(plugins.path().join("testing-fetch-url.wasm")).unwrap();
+    put(plugins.path(), "testing-trivial");
+    capped.store(true, std::sync::atomic::Ordering::SeqCst);
+    let status = reloading.reload();
+    assert_eq!((status.swapped, status.refused), (1, 0), "{status:?}");
+
+    // The replaced set's call still holds the one slot: a call of the new
+    // set waits for it to its deadline and never runs; the server is not
+    // idle.
+    assert_eq!(server.envelope("trivial_probe", json!({})), harmonia_testkit::dependency_unavailable());
+    let text = server.metrics();
+    assert_eq!(
+        metric_value(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#),
+        1.0,
+        "{text}"
+    );
+    assert!(!reloading.idle_now(), "a drain now would leave the replaced set's call running");
+
+    gate.open();
+    let (code, answer) = slow.join().unwrap();
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(status_of(&answer["result"]["structuredContent"]), "success", "{answer}");
+    assert!(server.runtime().block_on(reloading.state.drained(Duration::from_secs(60))));
+    assert_eq!(status_of(&server.envelope("trivial_probe", json!({}))), "success");
+}
+
+#[test]
+fn a_reloads_new_tools_are_published_as_oauth_scopes() {
+    let (plugins, cache) = (TempDir::new("reload-scopes"), TempDir::new("reload-scopes-cache"));
+    put(plugins.path(), "testing-trivial");
+    let build = builder(config(Some(plugins.path()), &cache, None), Metrics::new());
+    let oauth = harmonia_serve::config::OAuthConfig {
+        resource: "http://127.0.0.1/mcp".into(),
+        authorization_servers: vec!["https://id.example".into()],
+        scopes_supported: Vec::new(),
+        tool_scope: "harmonia:tools:{tool}".into(),
+        skill_scope: "harmonia:skills:{skill}".into(),
+    };
+    let serve = ServeConfig { oauth: Some(oauth), ..ServeConfig::default() };
+    let reloading = Reloading::start_with(build, vec![plugins.path().to_owned()], NEVER, serve);
+    let server = &reloading.server;
+    let published = || {
+        let url = format!("{}/.well-known/oauth-protected-resource", server.url);
+        let mut response = server.agent.get(url).call().unwrap();
+        let metadata: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        metadata["scopes_supported"].as_array().cloned().unwrap_or_default()
+    };
+    // What a 401 on `/mcp` asks for: every tool's scope.
+    let challenged = || {
+        let mut response = server
+            .agent
+            .post(format!("{}/mcp", server.url))
+            .header("Content-Type", "application/json")
+            .send(crate::support::initialize().to_string())
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 401);
+        let _ = response.body_mut().read_to_string();
+        response.headers().get("www-authenticate").unwrap().to_str().unwrap().to_owned()
+    };
+    let before = published();
+    assert!(before.contains(&json!("harmonia:tools:trivial_probe")), "{before:?}");
+    assert!(!before.contains(&json!("harmonia:tools:test_simple_text")), "{before:?}");
+
+    std::fs::remove_file(plugins.path().join("testing-trivial.wasm")).unwrap();
+    put(plugins.path(), "testing-simple-text");
+    let status = reloading.reload();
+    assert_eq!((status.swapped, status.refused), (1, 0), "{status:?}");
+    let after = published();
+    assert!(after.contains(&json!("harmonia:tools:test_simple_text")), "{after:?}");
+    assert!(
+        !after.contains(&json!("harmonia:tools:trivial_probe")),
+        "a removed tool's scope is withdrawn: {after:?}"
+    );
+    let challenge = challenged();
+    assert!(
+        challenge.contains("harmonia:tools:test_simple_text") && !challenge.contains("trivial_probe"),
+        "{challenge}"
+    );
 }
 
 /// Lock `guests` into `store` as a pull leaves them, each signed by its
@@ -295,8 +435,8 @@ fn a_build_the_files_changed_under_is_not_swapped_in() {
     let builds = Arc::new(Mutex::new(0));
     let build: Build = {
         let (dir, builds) = (plugins.path().to_owned(), Arc::clone(&builds));
-        Arc::new(move || {
-            let host = real();
+        Arc::new(move |slots| {
+            let host = real(slots);
             let mut count = builds.lock().unwrap();
             *count += 1;
             if *count == 2 {
@@ -328,10 +468,10 @@ fn a_storm_of_reloads_costs_at_most_one_more_build() {
     let (started, builds_started) = std::sync::mpsc::channel::<()>();
     let build: Build = {
         let (hold, started) = (Arc::clone(&hold), Mutex::new(started));
-        Arc::new(move || {
+        Arc::new(move |slots| {
             let _ = started.lock().unwrap().send(());
             let _held = hold.lock().unwrap();
-            real()
+            real(slots)
         })
     };
     let reloading = Reloading::start(build, vec![plugins.path().to_owned()], NEVER);
