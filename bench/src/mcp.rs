@@ -18,8 +18,8 @@
 //!
 //! Two floors put the MCP figure in context, both through the same client:
 //! `GET /healthz` (HTTP alone), and the same call behind a bare hyper
-//! endpoint on the same runtime (HTTP, the call in its own task as the
-//! server runs it, and the same result JSON; no MCP SDK, no
+//! endpoint on the same runtime (HTTP, the call run where its answer is
+//! awaited as the server runs it, and the same result JSON; no MCP SDK, no
 //! authentication, no bounds): what any server answering this call over
 //! HTTP on this machine pays before MCP.
 
@@ -425,17 +425,16 @@ pub(super) fn token_file(dir: &Path, tool: &str) -> Result<String> {
     Ok(token)
 }
 
-/// The JSON-RPC response to a `tools/call` request body: the call run in
-/// its own task, its envelope as the server's MCP result.
+/// The JSON-RPC response to a `tools/call` request body: the call run
+/// where its answer is awaited (as the server runs it), its envelope as
+/// the server's MCP result.
 async fn bare_answer(host: Host, body: &[u8]) -> Result<Value> {
     let request: Value = serde_json::from_slice(body)?;
     let arguments = request["params"]["arguments"].to_string();
-    let envelope = tokio::spawn(async move {
-        host.call_recorded_async(TOOL, &arguments, &CallContext::for_workspace("ws_demo"))
-            .await
-            .map(|record| record.envelope)
-    })
-    .await??;
+    let envelope = host
+        .call_recorded_async(TOOL, &arguments, &CallContext::for_workspace("ws_demo"))
+        .await
+        .map(|record| record.envelope)?;
     Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": harmonia_serve::catalog::result(&envelope)}))
 }
 

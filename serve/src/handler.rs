@@ -10,10 +10,11 @@
 //! retryable error, the ceiling), whose signed trace is the resource
 //! [`TRACE_URI`]. Unbound connections call the host directly.
 //!
-//! Calls run through `Host::call_async`, each in its own task (so a call
-//! finishes, within its deadline, even when its client goes away): a call
-//! waiting on an upstream holds no thread, and a spinning guest yields
-//! every millisecond. The tool is looked up once, for its deadline; an
+//! Calls run through `Host::call_async` where their result is awaited: in
+//! the task the MCP SDK spawns for each request, which it never aborts (so
+//! a call finishes, within its deadline, even when its client goes away):
+//! a call waiting on an upstream holds no thread, and a spinning guest
+//! yields every millisecond. The tool is looked up once, for its deadline; an
 //! unknown tool is answered as one not allowed. At most
 //! `limits.max_in_flight_calls` run at once, bounded by the host's call
 //! slots (one gate, sized by the server): a call past the bound waits for
@@ -37,6 +38,7 @@ use crate::sessions::handle::META_KEY;
 use crate::state::ServeState;
 use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
+use futures_util::FutureExt as _;
 use harmonia_contract::liaison::trace::EntryKind;
 use harmonia_contract::liaison::validator::RuleCode;
 use harmonia_host::liaison::session::{Liaison, Session};
@@ -55,6 +57,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -102,6 +105,8 @@ enum Guard {
 enum Unanswered {
     /// The session has ended (a bound passed) or the call did not run.
     Session(String),
+    /// The guarded session could not start.
+    Error(ErrorData),
     /// The stateless session's handle or ledger refused it.
     Refused(Refused),
 }
@@ -145,6 +150,12 @@ fn refused(refusal: &Refused) -> ErrorData {
     }
 }
 
+/// This process's id, asked of the kernel once.
+fn process_id() -> u32 {
+    static ID: OnceLock<u32> = OnceLock::new();
+    *ID.get_or_init(std::process::id)
+}
+
 fn next_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
@@ -165,6 +176,11 @@ impl McpServer {
             ended: OnceLock::new(),
             state,
         }
+    }
+
+    /// The trace id of this connection's calls.
+    fn trace_id(&self) -> String {
+        format!("mcp-{}-{}", process_id(), self.id)
     }
 
     /// This handler's receiver of reloads, the first time it is asked.
@@ -237,10 +253,10 @@ impl McpServer {
         if let Some(session) = self.session.get() {
             return Ok(Arc::clone(session));
         }
-        let mut session = self.state.liaison().session(CallContext {
-            workspace: principal.workspace.clone(),
-            trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
-        });
+        let mut session = self
+            .state
+            .liaison()
+            .session(CallContext { workspace: principal.workspace.clone(), trace_id: Some(self.trace_id()) });
         session.activate(&skill.name).map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         Ok(Arc::clone(self.session.get_or_init(|| Arc::new(Mutex::new(session)))))
     }
@@ -281,80 +297,12 @@ impl McpServer {
         let Some(permit) = self.credential_permit(&principal, &tool, wait).await else {
             return Ok(catalog::result(&catalog::busy()).into());
         };
-        let ran = match guard {
-            Guard::Unbound => {
-                let host = liaison.host().clone();
-                let context = CallContext {
-                    workspace: principal.workspace.clone(),
-                    trace_id: Some(format!("mcp-{}-{}", std::process::id(), self.id)),
-                };
-                let state = Arc::clone(&self.state);
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    let record = match host.call_recorded_async(&tool, &args.to_string(), &context).await {
-                        Ok(record) => record,
-                        // Looked up before, gone now: the plugins changed
-                        // between; answered as any tool not offered.
-                        Err(CallError::UnknownTool(_)) => return Ok((catalog::not_allowed(), None)),
-                        Err(error) => return Err(Unanswered::Session(error.to_string())),
-                    };
-                    state.record_spans(&tool, &record, parent.as_ref());
-                    Ok::<_, Unanswered>((record.envelope, None))
-                })
-                .await
-            }
-            Guard::Session(skill) => {
-                let session = self.session(&principal, &skill)?;
-                let state = Arc::clone(&self.state);
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    let mut session = session.lock().await;
-                    let (envelope, record) = session
-                        .call_recorded_async(&tool, &args)
-                        .await
-                        .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
-                    // A session that ended records nothing: only an
-                    // answered call has a new entry to count.
-                    if let Some(metrics) = state.metrics() {
-                        count_refusal(metrics, &session, &tool);
-                    }
-                    if let Some(record) = record {
-                        state.record_spans(&tool, &record, parent.as_ref());
-                    }
-                    Ok::<_, Unanswered>((envelope, None))
-                })
-                .await
-            }
-            Guard::Stateless(skill, handle) => {
-                let state = Arc::clone(&self.state);
-                // The session is held for the call: its deadline, and a
-                // margin for recording it.
-                let lease =
-                    (deadline + std::time::Duration::from_secs(5)).min(state.limits.request_timeout());
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    let sessions = &state.sessions;
-                    let mut held = sessions
-                        .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
-                        .await
-                        .map_err(Unanswered::Refused)?;
-                    let (envelope, record) = held
-                        .session()
-                        .call_recorded_async(&tool, &args)
-                        .await
-                        .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
-                    if let Some(metrics) = state.metrics() {
-                        count_refusal(metrics, held.session(), &tool);
-                    }
-                    if let Some(record) = record {
-                        state.record_spans(&tool, &record, parent.as_ref());
-                    }
-                    let next = sessions.record(held).await.map_err(Unanswered::Refused)?;
-                    Ok::<_, Unanswered>((envelope, Some(next)))
-                })
-                .await
-            }
-        };
+        // The call runs here, in the task the MCP SDK gave this request
+        // (its own, which the SDK never aborts: a call whose client goes
+        // away still finishes within its deadline); a panic is answered,
+        // not spread.
+        let call = Call { liaison, deadline, principal, tool, args, parent };
+        let ran = AssertUnwindSafe(self.run(call, guard, permit)).catch_unwind().await;
         match ran {
             Ok(Ok((envelope, handle))) => {
                 let mut result = catalog::result(&envelope);
@@ -366,6 +314,7 @@ impl McpServer {
                 Ok(result.into())
             }
             Ok(Err(Unanswered::Session(message))) => Err(ErrorData::invalid_request(message, None)),
+            Ok(Err(Unanswered::Error(error))) => Err(error),
             Ok(Err(Unanswered::Refused(refusal))) => {
                 tracing::info!(reason = refusal.reason(), "stateless session call refused");
                 Err(refused(&refusal))
@@ -373,6 +322,87 @@ impl McpServer {
             Err(_) => Err(ErrorData::internal_error("the call did not finish", None)),
         }
     }
+
+    /// Run `call` past `guard`, holding the credential's `permit` to its
+    /// end: its envelope, and on the stateless revision the handle of the
+    /// session's next step.
+    async fn run(
+        &self,
+        call: Call,
+        guard: Guard,
+        permit: CredentialPermit,
+    ) -> Result<(harmonia_host::Envelope, Option<String>), Unanswered> {
+        let _permit = permit;
+        let Call { liaison, deadline, principal, tool, args, parent } = call;
+        let state = &self.state;
+        match guard {
+            Guard::Unbound => {
+                let context = CallContext { workspace: principal.workspace, trace_id: Some(self.trace_id()) };
+                let record =
+                    match liaison.host().call_recorded_async(&tool, &args.to_string(), &context).await {
+                        Ok(record) => record,
+                        // Looked up before, gone now: the plugins changed
+                        // between; answered as any tool not offered.
+                        Err(CallError::UnknownTool(_)) => return Ok((catalog::not_allowed(), None)),
+                        Err(error) => return Err(Unanswered::Session(error.to_string())),
+                    };
+                state.record_spans(&tool, &record, parent.as_ref());
+                Ok((record.envelope, None))
+            }
+            Guard::Session(skill) => {
+                let session = self.session(&principal, &skill).map_err(Unanswered::Error)?;
+                let mut session = session.lock().await;
+                let (envelope, record) = session
+                    .call_recorded_async(&tool, &args)
+                    .await
+                    .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
+                // A session that ended records nothing: only an answered
+                // call has a new entry to count.
+                if let Some(metrics) = state.metrics() {
+                    count_refusal(metrics, &session, &tool);
+                }
+                if let Some(record) = record {
+                    state.record_spans(&tool, &record, parent.as_ref());
+                }
+                Ok((envelope, None))
+            }
+            Guard::Stateless(skill, handle) => {
+                // The session is held for the call: its deadline, and a
+                // margin for recording it.
+                let lease = (deadline + Duration::from_secs(5)).min(state.limits.request_timeout());
+                let sessions = &state.sessions;
+                let mut held = sessions
+                    .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
+                    .await
+                    .map_err(Unanswered::Refused)?;
+                let (envelope, record) = held
+                    .session()
+                    .call_recorded_async(&tool, &args)
+                    .await
+                    .map_err(|error| Unanswered::Session(format!("{}: {error}", error.code())))?;
+                if let Some(metrics) = state.metrics() {
+                    count_refusal(metrics, held.session(), &tool);
+                }
+                if let Some(record) = record {
+                    state.record_spans(&tool, &record, parent.as_ref());
+                }
+                let next = sessions.record(held).await.map_err(Unanswered::Refused)?;
+                Ok((envelope, Some(next)))
+            }
+        }
+    }
+}
+
+/// One call, looked up and admitted: the plugin set it runs on (held to
+/// its end), the tool's deadline, who calls, and the request's trace
+/// context.
+struct Call {
+    liaison: Arc<Liaison>,
+    deadline: Duration,
+    principal: Principal,
+    tool: String,
+    args: Value,
+    parent: Option<TraceParent>,
 }
 
 /// A credential's share of the calls in flight, held while its call runs.

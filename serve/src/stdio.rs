@@ -15,7 +15,10 @@ use std::sync::Arc;
 /// of each request, so a reload's new tools are offered too.
 pub async fn serve(state: Arc<ServeState>, principal: Principal, skill: Option<Skill>) -> anyhow::Result<()> {
     let server = McpServer::new(state, skill, Some(principal));
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    // Pipes (as agent hosts start a stdio server) are read and written
+    // on the runtime's reactor, not through a blocking thread per read
+    // and per write; anything else (a terminal, a file) as before.
+    let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -26,15 +26,16 @@
 //!    and `max_sessions_per_credential` for the caller (503 with
 //!    `Retry-After`); the session it opens is owned by the caller.
 
+use super::message::{self, Body, Message, Params};
 use super::{App, Unavailable};
 use crate::auth::{AuthError, Principal};
 use crate::tenants::ConnectionHold;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
 /// The credential that holds a connection, if one does yet (put in every
@@ -107,38 +108,36 @@ fn valid_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64()
 }
 
-/// Why `value` is not one JSON-RPC 2.0 message as MCP sends them, if it
-/// is not.
-fn malformed(value: &Value) -> Option<&'static str> {
-    let Value::Object(message) = value else {
-        return Some(if value.is_array() {
-            "batches are not supported"
-        } else {
-            "not a JSON-RPC 2.0 message"
-        });
+/// Why `body` is not one JSON-RPC 2.0 message as MCP sends them, if it
+/// is not; the message when it is.
+fn malformed(body: Body) -> Result<Message, &'static str> {
+    let message = match body {
+        Body::Object(message) => message,
+        Body::Array => return Err("batches are not supported"),
+        Body::Other => return Err("not a JSON-RPC 2.0 message"),
     };
-    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some("not a JSON-RPC 2.0 message");
+    if message.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return Err("not a JSON-RPC 2.0 message");
     }
-    match message.get("method") {
+    match &message.method {
         Some(Value::String(_)) => {
-            if message.get("id").is_some_and(|id| !valid_id(id)) {
-                return Some("`id` must be a string or an integer");
+            if message.id.as_ref().is_some_and(|id| !valid_id(id)) {
+                return Err("`id` must be a string or an integer");
             }
-            if message.get("params").is_some_and(|params| !params.is_object()) {
-                return Some("`params` must be an object");
+            if matches!(message.params, Some(Params::Other)) {
+                return Err("`params` must be an object");
             }
-            None
+            Ok(message)
         }
-        Some(_) => Some("`method` must be a string"),
+        Some(_) => Err("`method` must be a string"),
         None => {
-            if !message.get("id").is_some_and(valid_id) {
-                return Some("a response's `id` must be a string or an integer");
+            if !message.id.as_ref().is_some_and(valid_id) {
+                return Err("a response's `id` must be a string or an integer");
             }
-            if message.contains_key("result") == message.contains_key("error") {
-                return Some("a response has exactly one of `result` and `error`");
+            if message.has_result == message.has_error {
+                return Err("a response has exactly one of `result` and `error`");
             }
-            None
+            Ok(message)
         }
     }
 }
@@ -150,7 +149,7 @@ const DISCARD_BYTES: usize = 16 * 1024 * 1024;
 /// The body if it has at most `limit` bytes; `None` past it, after
 /// discarding up to [`DISCARD_BYTES`] more (the request timeout bounds the
 /// time).
-pub(crate) async fn read_capped(mut body: Body, limit: usize) -> Option<Bytes> {
+pub(crate) async fn read_capped(mut body: axum::body::Body, limit: usize) -> Option<Bytes> {
     use http_body_util::BodyExt;
     let mut kept = Vec::new();
     let mut seen = 0usize;
@@ -201,43 +200,37 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         return response;
     };
-    let message = match serde_json::from_slice::<Value>(&bytes) {
+    // Read once, without building the message: the SDK parses it into
+    // its own types after the gate.
+    let body = match message::Body::read(&bytes) {
         Err(_) => return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"),
-        Ok(value) => value,
+        Ok(body) => body,
     };
-    if let Some(problem) = malformed(&message) {
-        return invalid_request(problem);
-    }
-    let method = message.get("method").and_then(Value::as_str);
-    let request = Request::from_parts(parts, Body::from(bytes));
+    let message = match malformed(body) {
+        Err(problem) => return invalid_request(problem),
+        Ok(message) => message,
+    };
+    let opens = message.method() == Some("initialize");
+    // A request on a skill route outside both forms of its guard.
+    let unguarded = skill_route
+        && message.method().is_some_and(|method| method != "server/discover")
+        && message.id.is_some()
+        && !message.names_its_protocol_version();
+    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    // What the scope check reads of it, so it need not read it again.
+    request.extensions_mut().insert(Arc::new(message));
     if session.is_some() {
         return next.run(request).await;
     }
-    match method {
-        Some("initialize") => open_session(&app, principal, request, next).await,
-        Some(method)
-            if skill_route
-                && method != "server/discover"
-                && is_request(&message)
-                && !stands_alone(&message) =>
-        {
-            invalid_request(
-                "this skill's guard lives in an MCP session or, on the stateless revision, in a sealed handle: send `initialize` first and then the session id, or give the request its protocol version in `_meta`",
-            )
-        }
-        _ => next.run(request).await,
+    if opens {
+        open_session(&app, principal, request, next).await
+    } else if unguarded {
+        invalid_request(
+            "this skill's guard lives in an MCP session or, on the stateless revision, in a sealed handle: send `initialize` first and then the session id, or give the request its protocol version in `_meta`",
+        )
+    } else {
+        next.run(request).await
     }
-}
-
-/// Whether a request stands alone, as on the stateless revision: it
-/// names its protocol version in `_meta`, so the SDK serves it outside
-/// any MCP session and the handler guards it by the handle it carries.
-fn stands_alone(message: &Value) -> bool {
-    message.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some_and(Value::is_string)
-}
-
-fn is_request(message: &Value) -> bool {
-    message.as_object().is_some_and(|message: &Map<String, Value>| message.contains_key("id"))
 }
 
 /// An `initialize` without a session: within the server's and the
@@ -267,8 +260,9 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
             json!({"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "m"}}),
         ];
+        let read = |message: &Value| malformed(Body::read(message.to_string().as_bytes()).unwrap());
         for message in fine {
-            assert_eq!(malformed(&message), None, "{message}");
+            assert!(read(&message).is_ok(), "{message}");
         }
         let bad = [
             json!([{"jsonrpc": "2.0", "id": 1, "method": "initialize"}]),
@@ -286,7 +280,7 @@ mod tests {
             json!("text"),
         ];
         for message in bad {
-            assert!(malformed(&message).is_some(), "{message}");
+            assert!(read(&message).is_err(), "{message}");
         }
     }
 }

@@ -39,10 +39,12 @@
 //!
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
 //! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
-//! [`listener`] (connections).
+//! [`listener`] (connections), `message` (what the gates read of a
+//! JSON-RPC body, in one pass).
 
 pub mod gate;
 pub mod listener;
+mod message;
 pub mod origin;
 pub mod scopes;
 pub mod validate;

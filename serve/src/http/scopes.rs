@@ -24,10 +24,10 @@
 //! alone governs, and neither check reads their requests.
 
 use super::App;
+use super::message::Message;
 use crate::auth::{Principal, Scopes};
 use crate::config::OAuthConfig;
 use crate::state::ServeState;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -141,15 +141,12 @@ pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, 
     if request.method() != Method::POST || request.uri().path().starts_with(SKILL_ROUTES) {
         return next.run(request).await;
     }
-    let (scopes, principal) = (scopes.clone(), principal.clone());
-    let (parts, body) = request.into_parts();
-    // The gate has read the body whole and within its bound.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
+    // The gate has read the body and left what it read of it.
+    let Some(message) = request.extensions().get::<Arc<Message>>().cloned() else {
+        return next.run(request).await;
     };
-    let message: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-    let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
-    let needed = match message.get("method").and_then(Value::as_str) {
+    let name = message.name().unwrap_or_default();
+    let needed = match message.method() {
         Some("tools/call")
             if principal.allows(name) && app.state.liaison().host().descriptor(name).is_some() =>
         {
@@ -160,17 +157,16 @@ pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, 
         }
         // The skills extension reads a skill's file by its URI.
         Some("skills/get" | "resources/read") => message
-            .pointer("/params/uri")
-            .and_then(Value::as_str)
+            .uri()
             .and_then(rmcp::model::skill_name_from_uri)
             .filter(|skill| app.state.liaison().skills().get(skill).is_some())
             .map(|skill| policy.oauth.skill_scope(skill)),
         _ => None,
     };
     if let Some(scope) = needed.filter(|scope| !scopes.grants(scope)) {
-        return insufficient_scope(&app, &scope, message.get("id").cloned().unwrap_or(Value::Null));
+        return insufficient_scope(&app, &scope, message.id.clone().unwrap_or(Value::Null));
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(request).await
 }
 
 #[cfg(test)]

@@ -233,3 +233,41 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
     assert_eq!(holder.join().unwrap()["data"]["status"], 200);
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
 }
+
+/// The call runs in the task the MCP SDK gives its request, not one of
+/// its own: a client that goes away while its call waits on an upstream
+/// does not stop the call, which finishes, is counted, and frees its
+/// permit for the next.
+#[test]
+fn a_call_whose_client_goes_away_still_finishes_and_frees_its_permit() {
+    use std::io::Write;
+    let upstream = Loopback::start();
+    upstream.hold("/hold", Duration::from_millis(600));
+    let server = Server::start(&upstream, one_permit());
+    let body =
+        crate::support::stateless_call("testing_fetch_url", json!({"url": "https://hn.algolia.com/hold"}))
+            .to_string();
+    let mut socket = std::net::TcpStream::connect(server.address()).unwrap();
+    write!(
+        socket,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: testing_fetch_url\r\nContent-Length: {}\r\n\r\n{body}",
+        server.address(),
+        server.token,
+        body.len()
+    )
+    .unwrap();
+    upstream.await_request();
+    // The client leaves while its call waits on the upstream.
+    socket.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(socket);
+    let finished = r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#;
+    let started = Instant::now();
+    while metric_value(&server.metrics(), finished) != 1.0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "the call never finished: {}", server.metrics());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Its permit (the only one) is free: the next call runs at once.
+    let next = server.envelope("get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(next["status"], "success", "{next}");
+    assert_metric(&server.metrics(), r#"harmonia_slot_waits_total{bound="host_slots"}"#, 0.0);
+}
