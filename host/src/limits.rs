@@ -39,15 +39,11 @@ pub const CAPTURE_CAP: usize = 16 * 1024;
 /// allocates them before copying, so an uncapped request costs host memory).
 pub const RANDOM_CAP: u64 = 64 * 1024;
 /// Bytes of each memory and table rewritten in place (not returned to the
-/// kernel) when a pool slot is reset; every reset rewrites all of them,
-/// touched or not (the `PAGEMAP_SCAN` reset, which rewrites only dirty
-/// pages, is off: see `crate::engine`). The built-in guests and the Rust
-/// template put a 32 KiB shadow stack first (`guest/.cargo/config.toml`),
-/// so a small call's hot pages (stack top, about 40 KiB of data, heap
-/// start) fall inside this window and take no page fault on the next
-/// call. The window was 256 KiB over a 128 KiB stack: rewriting 96 unused
-/// stack pages was a fifth of a trivial call.
-pub const KEEP_RESIDENT: usize = 128 * 1024;
+/// kernel) when a pool slot is reset. The built-in guests put a 128 KiB
+/// shadow stack first (`guest/.cargo/config.toml`), so a small call's hot
+/// pages (stack top, data, heap start) fall inside this window and take no
+/// page fault on the next call; memsetting more costs more than it saves.
+pub const KEEP_RESIDENT: usize = 256 * 1024;
 /// Component instances the pool keeps beyond the call slots (for
 /// `describe` at load).
 pub const SPARE_INSTANCES: u32 = 8;
