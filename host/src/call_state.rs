@@ -99,3 +99,30 @@ impl WasiView for CallState {
 }
 
 impl types::Host for CallState {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn state() -> CallState {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        CallState::new(
+            1 << 20,
+            ComponentLimits::from(&crate::config::LimitsConfig::default()),
+            deadline,
+            CallBinding::default(),
+        )
+    }
+
+    #[test]
+    fn a_call_gets_its_wasi_context_at_its_first_use_of_wasi_and_a_fresh_one() {
+        let mut first = state();
+        assert!(first.wasi.is_none(), "a store is made without a WASI context");
+        assert_eq!(first.take_stdio(), Default::default());
+        let _ = first.ctx();
+        assert!(first.wasi.is_some(), "the first use of WASI makes the context");
+        let second = state();
+        assert!(second.wasi.is_none(), "another call's store starts without one");
+    }
+}
