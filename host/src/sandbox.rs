@@ -210,11 +210,12 @@ fn finished(
         Outcome::Output(_) | Outcome::ToolError(_) => None,
     };
     let (envelope, rule) = judged(descriptor, outcome, grounding);
+    let (stdout, stderr) = state.take_stdio();
     CallRun {
         envelope,
         receipts: state.uses.receipts,
-        stdout: state.stdio.stdout.take(),
-        stderr: state.stdio.stderr.take(),
+        stdout,
+        stderr,
         trap,
         diagnostic: failure_rule.or(rule),
         peak_memory_bytes: state.limiter.peak_memory(),
