@@ -107,6 +107,18 @@ impl Reloading {
 
 /// A mock host config loading `plugins` (a directory), its compiled
 /// components cached in `cache`, the public web routed to `upstream`.
+/// A call of the first set's fetch guest on its own thread, returned once
+/// `upstream` holds its request (so the call is in flight on that set).
+fn held_fetch(server: &Server, upstream: &Loopback) -> std::thread::JoinHandle<(u16, Value)> {
+    let (agent, url, token) = (server.agent.clone(), server.url.clone(), server.token.clone());
+    let slow = std::thread::spawn(move || {
+        let arguments = json!({"url": "https://hn.algolia.com/slow"});
+        crate::support::call_at(&agent, &url, &token, "testing_fetch_url", arguments)
+    });
+    upstream.await_request();
+    slow
+}
+
 fn config(plugins: Option<&Path>, cache: &TempDir, upstream: Option<&Loopback>) -> HostConfig {
     let mut config = HostConfig { mock: true, ..HostConfig::default() };
     config.plugins.dir = plugins.map(Path::to_owned);
@@ -153,14 +165,7 @@ fn a_call_in_flight_finishes_on_the_old_set_while_new_calls_see_the_new_one() {
     let reloading = Reloading::start(build, vec![plugins.path().to_owned()], NEVER);
     let server = &reloading.server;
 
-    let slow = {
-        let (agent, url, token) = (server.agent.clone(), server.url.clone(), server.token.clone());
-        std::thread::spawn(move || {
-            let arguments = json!({"url": "https://hn.algolia.com/slow"});
-            crate::support::call_at(&agent, &url, &token, "testing_fetch_url", arguments)
-        })
-    };
-    upstream.await_request();
+    let slow = held_fetch(server, &upstream);
 
     // The new set: the fetch guest gone, the trivial one in.
     std::fs::remove_file(plugins.path().join("testing-fetch-url.wasm")).unwrap();
@@ -222,14 +227,7 @@ fn a_call_still_running_on_a_replaced_set_counts_against_the_bound_and_the_drain
     let server = &reloading.server;
 
     // The server's one slot, taken by a call on the first set.
-    let slow = {
-        let (agent, url, token) = (server.agent.clone(), server.url.clone(), server.token.clone());
-        std::thread::spawn(move || {
-            let arguments = json!({"url": "https://hn.algolia.com/slow"});
-            crate::support::call_at(&agent, &url, &token, "testing_fetch_url", arguments)
-        })
-    };
-    upstream.await_request();
+    let slow = held_fetch(server, &upstream);
     std::fs::remove_file(plugins.path().join("testing-fetch-url.wasm")).unwrap();
     put(plugins.path(), "testing-trivial");
     capped.store(true, std::sync::atomic::Ordering::SeqCst);
