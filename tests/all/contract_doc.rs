@@ -28,8 +28,32 @@ fn contract() -> String {
     std::fs::read_to_string(root().join("docs/contract.md")).expect("docs/contract.md is readable")
 }
 
-/// Every file of the repository, outside build output and git's store.
+/// Every file of the repository: what git tracks or would track (not
+/// what `.gitignore` excludes, such as build output and the peers'
+/// builds), or, outside a git checkout, every file outside build output.
 fn repository_files() -> Vec<PathBuf> {
+    let mut files = git_files().unwrap_or_else(walked_files);
+    files.sort();
+    files
+}
+
+/// `git ls-files` of the root, tracked and untracked-but-not-ignored,
+/// without the files deleted from the work tree; `None` outside a
+/// checkout or without git.
+fn git_files() -> Option<Vec<PathBuf>> {
+    let output = std::process::Command::new("git")
+        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .current_dir(root())
+        .output()
+        .ok()
+        .filter(|output| output.status.success())?;
+    let listed = output.stdout.split(|&byte| byte == 0).filter(|name| !name.is_empty());
+    let files = listed.map(|name| root().join(String::from_utf8_lossy(name).as_ref()));
+    Some(files.filter(|path| path.is_file()).collect())
+}
+
+/// Every file under the root but build output, git's store and npm's.
+fn walked_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![root().to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -39,7 +63,10 @@ fn repository_files() -> Vec<PathBuf> {
             let file_type = entry.file_type().expect("a file type");
             let name = entry.file_name();
             if file_type.is_dir() {
-                if !matches!(name.to_str(), Some("target" | ".git" | "node_modules")) {
+                let skipped = name.to_str().is_some_and(|name| {
+                    name.starts_with("target") || matches!(name, ".git" | "node_modules")
+                });
+                if !skipped {
                     pending.push(path);
                 }
             } else if file_type.is_file() {
@@ -47,7 +74,6 @@ fn repository_files() -> Vec<PathBuf> {
             }
         }
     }
-    files.sort();
     files
 }
 
