@@ -370,4 +370,29 @@ mod tests {
         altered.payload = StoredSignature::new(&payload("127.0.0.1:5000/tools/t", &digest), "").payload;
         assert_eq!(verify(&[altered], &digest, &trusted), Err(Refusal::UntrustedKey { count: 1 }));
     }
+
+    /// Signatures stored before keyless signatures existed read as they
+    /// were and are written back byte for byte; a keyless one keeps its
+    /// parts; an unknown field is refused.
+    #[test]
+    fn stored_key_signatures_read_and_write_as_before() {
+        let old = r#"[{"payload":"cA==","signature":"c2ln"}]"#;
+        let read: Vec<StoredSignature> = serde_json::from_str(old).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
+        let keyless = StoredSignature {
+            certificate: Some("C".into()),
+            chain: Some("H".into()),
+            bundle: Some("B".into()),
+            ..read[0].clone()
+        };
+        let text = serde_json::to_string(&keyless).unwrap();
+        assert_eq!(serde_json::from_str::<StoredSignature>(&text).unwrap(), keyless);
+        assert_eq!(
+            StoredSignature::from_annotations(b"p", &keyless.annotations()).unwrap().bundle.as_deref(),
+            Some("B")
+        );
+        assert!(
+            serde_json::from_str::<StoredSignature>(r#"{"payload":"","signature":"","rekor":""}"#).is_err()
+        );
+    }
 }

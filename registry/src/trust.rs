@@ -233,4 +233,75 @@ mod tests {
         assert_eq!(fingerprint(policy.keys_for("x", "r:5000/toolsmith/a")), global.fingerprint());
         assert_eq!(fingerprint(policy.keys_for("x", "other/a")), global.fingerprint());
     }
+
+    fn config(text: &str) -> Result<TrustConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    #[test]
+    fn an_identity_without_a_trusted_root_is_a_config_error_naming_the_fix() {
+        let top = config(
+            r#"identities = [{ subject = "ci@acme.example", issuer = "https://accounts.google.com" }]"#,
+        )
+        .unwrap();
+        let nested = config(
+            r#"[repositories."ghcr.io/acme/*"]
+identities = [{ subject_regex = "https://github.com/acme/.*", issuer = "https://token.actions.githubusercontent.com" }]"#,
+        )
+        .unwrap();
+        for config in [top, nested] {
+            let error = TrustPolicy::load(&config).unwrap_err().to_string();
+            assert!(error.contains("plugins.trust.trusted_root"), "{error}");
+        }
+        let bad = config(r#"identities = [{ subject = "s", subject_regex = "s", issuer = "i" }]"#).unwrap();
+        let error = TrustPolicy::load(&bad).unwrap_err().to_string();
+        assert!(error.contains("plugins.trust.identities[0]"), "{error}");
+        assert!(config(r#"identities = [{ subject = "s", issuer = "i", email = "e" }]"#).is_err());
+        let missing = config(r#"trusted_root = "/nonexistent/trusted_root.json""#).unwrap();
+        let error = TrustPolicy::load(&missing).unwrap_err().to_string();
+        assert!(error.contains("/nonexistent/trusted_root.json"), "{error}");
+    }
+
+    #[test]
+    fn identities_follow_the_most_specific_rule_like_keys() {
+        let dir = std::env::temp_dir().join(format!("harmonia-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root = dir.join("trusted_root.json");
+        let (fulcio, rekor) =
+            (harmonia_testkit::sigstore::Fulcio::new(), harmonia_testkit::sigstore::Rekor::new());
+        let window = harmonia_testkit::sigstore::default_window();
+        std::fs::write(&root, harmonia_testkit::sigstore::trusted_root(&fulcio, &rekor, window, window))
+            .unwrap();
+        let mut config = config(
+            r#"trusted_root = "trusted_root.json"
+identities = [{ subject = "global@acme.example", issuer = "https://accounts.google.com" }]
+[repositories."r:5000/tools/*"]
+identities = [{ subject_regex = "https://github.com/acme/.*", issuer = "https://token.actions.githubusercontent.com" }]
+[plugins.jobs]
+keys = []
+"#,
+        )
+        .unwrap();
+        config.resolve_paths(&dir);
+        let policy = TrustPolicy::load(&config).unwrap();
+        let signer = |subject: &str, issuer: &str| crate::identity::CertificateIdentity {
+            subject: subject.into(),
+            issuer: issuer.into(),
+        };
+        let github = signer(
+            "https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1",
+            "https://token.actions.githubusercontent.com",
+        );
+        let global = signer("global@acme.example", "https://accounts.google.com");
+        let accepts = |name: &str, repository: &str, who: &crate::identity::CertificateIdentity| {
+            let trusted = policy.trusted_for(name, repository);
+            assert!(trusted.root.is_some());
+            trusted.identities.iter().any(|identity| identity.accepts(who))
+        };
+        assert!(accepts("x", "r:5000/tools/a", &github) && !accepts("x", "r:5000/tools/a", &global));
+        assert!(accepts("x", "other/a", &global) && !accepts("x", "other/a", &github));
+        // The plugin's own rule names no identity: none is trusted for it.
+        assert!(!accepts("jobs", "r:5000/tools/a", &github) && !accepts("jobs", "other/a", &global));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
