@@ -28,6 +28,11 @@
 //! 6. the leaf's identity (subject and OIDC issuer, [`crate::identity`])
 //!    is one the trust rule accepts.
 //!
+//! Not checked: the certificate's embedded certificate-transparency
+//! timestamp (SCT; `cosign verify` checks it against the trust root's
+//! `ctlogs`), and signatures with a timestamp authority instead of a
+//! Rekor bundle (refused: no bundle).
+//!
 //! The payload's digest is then checked by the caller, as for a key
 //! signature. Steps 1 to 5 depend only on the bytes and the trust root, so
 //! a process remembers their verdict by the SHA-256 of the trust root's
