@@ -101,9 +101,11 @@ pub enum Command {
         #[arg(long)]
         submission: bool,
         /// With --submission: reject unless every tool_call was made by a
-        /// component whose signature by this key (`key:sha256:…`, as
-        /// `harmonia plugin keygen` prints it) verified before it ran.
-        #[arg(long, value_name = "KEY")]
+        /// component whose signature by this signer verified before it
+        /// ran: a key (`key:sha256:…`, as `harmonia plugin keygen` prints
+        /// it) or a keyless identity (`identity:<issuer>#<subject>`, as
+        /// `plugin pull` prints it), compared exactly.
+        #[arg(long, value_name = "SIGNER")]
         require_signer: Option<String>,
         /// Trust this ed25519 public key (64 hex digits) instead of the
         /// host's own trace key.

@@ -11,10 +11,12 @@
 //! | `plugins.files` | none |
 //! | `plugins.pins` | none; `"file name" = "sha256 hex"` refuses other bytes |
 //! | `plugins.lock` | none; a `plugins.lock` written by `harmonia plugin pull`: its components, verified from the store beside it on every load |
-//! | `plugins.trust.require_signatures` | `false`; `true` refuses every component (built-in tools aside) without a valid signature by a trusted key |
+//! | `plugins.trust.require_signatures` | `false`; `true` refuses every component (built-in tools aside) without a valid signature by a trusted key or identity |
 //! | `plugins.trust.keys` | none; public key files trusted for every repository |
-//! | `plugins.trust.repositories` | none; `"host[:port]/path" = { keys = [...] }`, a `/*` suffix for a prefix |
-//! | `plugins.trust.plugins` | none; `name = { keys = [...] }` for one locked plugin |
+//! | `plugins.trust.trusted_root` | none; Sigstore's `trusted_root.json`, which keyless signatures are checked against (needed by any identity) |
+//! | `plugins.trust.identities` | none; keyless signers trusted for every repository, `{ subject = "…", issuer = "…" }` or `{ subject_regex = "…", issuer = "…" }` |
+//! | `plugins.trust.repositories` | none; `"host[:port]/path" = { keys = [...], identities = [...] }`, a `/*` suffix for a prefix |
+//! | `plugins.trust.plugins` | none; `name = { keys = [...], identities = [...] }` for one locked plugin |
 //! | `limits.memory_mib` | 64 per instance |
 //! | `limits.max_deadline_ms` | none; lowers every descriptor's deadline |
 //! | `limits.wasm_stack_kib` | 512; 64 to 2048 (wasmtime's host stack for a call is 2 MiB) |

@@ -9,7 +9,8 @@
 //!   each further signature of the same digest is one more layer.
 //!
 //! Only what the signature covers is trusted: the payload is read after its
-//! signature verified with a trusted key, and then its digest must be the
+//! signature verified with a trusted key, or as a keyless signature by a
+//! trusted identity ([`crate::keyless`]), and then its digest must be the
 //! manifest digest being verified.
 //!
 //! A signature check is a pure function of the key, the payload and the
@@ -20,7 +21,10 @@
 //! key, payload or signature is a new triple, checked afresh.
 
 use crate::digest::Digest;
+use crate::identity::Identity;
+use crate::keyless::{self, KeylessRefusal, KeylessSignature};
 use crate::keys::PublicKey;
+use crate::trusted_root::TrustedRoot;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
@@ -54,14 +58,25 @@ pub fn payload(repository: &str, digest: &Digest) -> Vec<u8> {
 
 /// One signature as stored beside a pulled component (and as read from a
 /// signature manifest's layer): the payload and the raw signature, both
-/// base64.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// base64, and for a keyless signature its certificate, chain and Rekor
+/// bundle, as their annotations hold them (absent for a key signature, so
+/// stores written before keyless signatures read unchanged).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoredSignature {
     /// The payload bytes, base64.
     pub payload: String,
     /// The signature bytes, base64 (the annotation's value).
     pub signature: String,
+    /// The Fulcio leaf certificate, PEM ([`keyless::CERTIFICATE_ANNOTATION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
+    /// Its chain, PEM ([`keyless::CHAIN_ANNOTATION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    /// The Rekor bundle, JSON ([`crate::rekor::BUNDLE_ANNOTATION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
 }
 
 impl StoredSignature {
@@ -70,8 +85,54 @@ impl StoredSignature {
         Self {
             payload: base64::engine::general_purpose::STANDARD.encode(payload),
             signature: signature_base64.to_owned(),
+            ..Self::default()
         }
     }
+
+    /// From a signature layer's payload and annotations (a key or a
+    /// keyless signature); `None` without a signature annotation.
+    pub fn from_annotations(
+        payload: &[u8],
+        annotations: &std::collections::BTreeMap<String, String>,
+    ) -> Option<Self> {
+        let signature = annotations.get(SIGNATURE_ANNOTATION)?;
+        Some(Self {
+            certificate: annotations.get(keyless::CERTIFICATE_ANNOTATION).cloned(),
+            chain: annotations.get(keyless::CHAIN_ANNOTATION).cloned(),
+            bundle: annotations.get(crate::rekor::BUNDLE_ANNOTATION).cloned(),
+            ..Self::new(payload, signature)
+        })
+    }
+
+    /// The layer annotations that carry this signature, as cosign writes
+    /// them.
+    pub fn annotations(&self) -> std::collections::BTreeMap<String, String> {
+        let mut annotations = std::collections::BTreeMap::new();
+        annotations.insert(SIGNATURE_ANNOTATION.to_owned(), self.signature.clone());
+        for (name, value) in [
+            (keyless::CERTIFICATE_ANNOTATION, &self.certificate),
+            (keyless::CHAIN_ANNOTATION, &self.chain),
+            (crate::rekor::BUNDLE_ANNOTATION, &self.bundle),
+        ] {
+            if let Some(value) = value {
+                annotations.insert(name.to_owned(), value.clone());
+            }
+        }
+        annotations
+    }
+}
+
+/// Who may sign, for one plugin: the keys and the keyless identities its
+/// trust rule names, and the trust root keyless signatures are checked
+/// against.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trusted<'a> {
+    /// Trusted public keys.
+    pub keys: &'a [PublicKey],
+    /// Trusted keyless identities.
+    pub identities: &'a [Identity],
+    /// The Sigstore trust root (needed for any identity).
+    pub root: Option<&'a TrustedRoot>,
 }
 
 /// Why no signature made a component trusted, most telling first.
@@ -96,9 +157,14 @@ pub enum Refusal {
     /// No signature at all.
     #[error("it is not signed")]
     Unsigned,
-    /// No key is trusted for it, so no signature could be accepted.
-    #[error("no key is trusted for it (plugins.trust)")]
+    /// No key and no identity is trusted for it, so no signature could be
+    /// accepted.
+    #[error("no key or identity is trusted for it (plugins.trust)")]
     NoTrustedKey,
+    /// Its keyless signature does not count (the first one's reason, when
+    /// no signature counted and none signed another digest).
+    #[error("{0}")]
+    Keyless(KeylessRefusal),
 }
 
 #[derive(Deserialize)]
@@ -158,40 +224,84 @@ pub fn verify(
     digest: &Digest,
     trusted: &[PublicKey],
 ) -> Result<String, Refusal> {
+    verify_trusted(signatures, digest, &Trusted { keys: trusted, ..Trusted::default() })
+}
+
+/// The digest a verified payload names, when it is a cosign payload.
+fn signed_digest(payload: &[u8]) -> Option<String> {
+    serde_json::from_slice::<Payload>(payload)
+        .ok()
+        .filter(|payload| payload.critical.kind == PAYLOAD_TYPE)
+        .map(|payload| payload.critical.image.digest)
+}
+
+/// The signer of the first signature that `trusted` accepts and that
+/// covers `digest`: a key's fingerprint (`key:sha256:…`) or a keyless
+/// identity (`identity:<issuer>#<subject>`); or why there is none.
+pub fn verify_trusted(
+    signatures: &[StoredSignature],
+    digest: &Digest,
+    trusted: &Trusted<'_>,
+) -> Result<String, Refusal> {
     if signatures.is_empty() {
         return Err(Refusal::Unsigned);
     }
-    if trusted.is_empty() {
+    if trusted.keys.is_empty() && trusted.identities.is_empty() {
         return Err(Refusal::NoTrustedKey);
     }
     let decode = |text: &str| base64::engine::general_purpose::STANDARD.decode(text.trim()).ok();
     let mut other_digest = None;
+    let mut keyless_refusal = None;
+    // Read only once a trusted signer vouched for the payload.
+    let mut covers = |signer: String, payload: &[u8]| match signed_digest(payload) {
+        Some(signed) if signed == digest.as_str() => Some(signer),
+        signed => {
+            other_digest.get_or_insert(Refusal::OtherDigest {
+                signer,
+                signed: signed.unwrap_or_else(|| "a payload that is not a cosign payload".into()),
+                expected: digest.to_string(),
+            });
+            None
+        }
+    };
     for stored in signatures {
         let (Some(payload), Some(signature)) = (decode(&stored.payload), decode(&stored.signature)) else {
             continue;
         };
-        for key in trusted {
-            if !verifies(key, &payload, &signature) {
-                continue;
+        for key in trusted.keys {
+            if verifies(key, &payload, &signature)
+                && let Some(signer) = covers(key.fingerprint().to_owned(), &payload)
+            {
+                return Ok(signer);
             }
-            // Read only now: the payload is what a trusted key signed.
-            let signed = serde_json::from_slice::<Payload>(&payload)
-                .ok()
-                .filter(|payload| payload.critical.kind == PAYLOAD_TYPE)
-                .map(|payload| payload.critical.image.digest);
-            match signed {
-                Some(signed) if signed == digest.as_str() => return Ok(key.fingerprint().to_owned()),
-                signed => {
-                    other_digest.get_or_insert(Refusal::OtherDigest {
-                        signer: key.fingerprint().to_owned(),
-                        signed: signed.unwrap_or_else(|| "a payload that is not a cosign payload".into()),
-                        expected: digest.to_string(),
-                    });
+        }
+        let Some(certificate) = &stored.certificate else {
+            continue;
+        };
+        if trusted.identities.is_empty() {
+            continue;
+        }
+        let keyless = KeylessSignature {
+            payload: &payload,
+            signature: &signature,
+            certificate,
+            chain: stored.chain.as_deref().unwrap_or_default(),
+            bundle: stored.bundle.as_deref(),
+        };
+        match keyless::verify(&keyless, trusted.root, trusted.identities) {
+            Ok(identity) => {
+                if let Some(signer) = covers(identity.signer(), &payload) {
+                    return Ok(signer);
                 }
+            }
+            Err(reason) => {
+                keyless_refusal.get_or_insert(reason);
             }
         }
     }
-    Err(other_digest.unwrap_or(Refusal::UntrustedKey { count: signatures.len() }))
+    Err(other_digest
+        .or(keyless_refusal.map(Refusal::Keyless))
+        .unwrap_or(Refusal::UntrustedKey { count: signatures.len() }))
 }
 
 #[cfg(test)]
@@ -259,5 +369,30 @@ mod tests {
         let mut altered = signed(&key, &other);
         altered.payload = StoredSignature::new(&payload("127.0.0.1:5000/tools/t", &digest), "").payload;
         assert_eq!(verify(&[altered], &digest, &trusted), Err(Refusal::UntrustedKey { count: 1 }));
+    }
+
+    /// Signatures stored before keyless signatures existed read as they
+    /// were and are written back byte for byte; a keyless one keeps its
+    /// parts; an unknown field is refused.
+    #[test]
+    fn stored_key_signatures_read_and_write_as_before() {
+        let old = r#"[{"payload":"cA==","signature":"c2ln"}]"#;
+        let read: Vec<StoredSignature> = serde_json::from_str(old).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
+        let keyless = StoredSignature {
+            certificate: Some("C".into()),
+            chain: Some("H".into()),
+            bundle: Some("B".into()),
+            ..read[0].clone()
+        };
+        let text = serde_json::to_string(&keyless).unwrap();
+        assert_eq!(serde_json::from_str::<StoredSignature>(&text).unwrap(), keyless);
+        assert_eq!(
+            StoredSignature::from_annotations(b"p", &keyless.annotations()).unwrap().bundle.as_deref(),
+            Some("B")
+        );
+        assert!(
+            serde_json::from_str::<StoredSignature>(r#"{"payload":"","signature":"","rekor":""}"#).is_err()
+        );
     }
 }

@@ -88,6 +88,18 @@ impl PublicKey {
         ))
     }
 
+    /// Read an SPKI DER public key (P-256 or Ed25519), as a Sigstore
+    /// trusted root ships a log's key; `origin` names it in errors.
+    pub fn from_spki_der(der: &[u8], origin: &str) -> Result<Self, RegistryError> {
+        if let Ok(key) = p256::ecdsa::VerifyingKey::from_public_key_der(der) {
+            return Ok(Self { fingerprint: fingerprint(der), key: PublicKind::EcdsaP256(key) });
+        }
+        if let Ok(key) = ed25519_dalek::VerifyingKey::from_public_key_der(der) {
+            return Ok(Self { fingerprint: fingerprint(der), key: PublicKind::Ed25519(key) });
+        }
+        Err(key_error(origin, "not an ECDSA P-256 or Ed25519 public key in SPKI DER"))
+    }
+
     /// Read a public key file.
     pub fn from_file(path: &Path) -> Result<Self, RegistryError> {
         let origin = path.display().to_string();

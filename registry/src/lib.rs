@@ -10,7 +10,14 @@
 //!   signature format (a simple-signing payload in a `sha256-<hex>.sig`
 //!   manifest), so cosign verifies what `harmonia plugin sign` signs and
 //!   the host verifies what `cosign sign --key` signs.
-//! - [`trust`]: `[plugins.trust]`, which keys may sign which plugin.
+//! - [`trusted_root`], [`rekor`], [`identity`], [`keyless`]: keyless
+//!   (Fulcio) cosign signatures, verified offline: Sigstore's
+//!   `trusted_root.json`, the Rekor bundle (its signed entry timestamp
+//!   and the entry binding it to the signature), the certificate's
+//!   subject and OIDC issuer, and the whole check (chain to a trusted CA
+//!   at the log's time, then the signature with the certificate's key).
+//! - [`trust`]: `[plugins.trust]`, which keys and keyless identities may
+//!   sign which plugin.
 //! - `oci` (feature `oci`): push, pull and sign against a registry, through
 //!   the `oci-client` crate, with credentials from the Docker config file,
 //!   a deadline on every registry wait and bounded downloads.
@@ -21,13 +28,17 @@ pub mod cosign;
 pub mod digest;
 #[cfg(feature = "oci")]
 pub mod download;
+pub mod identity;
+pub mod keyless;
 pub mod keys;
 pub mod manifest;
 #[cfg(feature = "oci")]
 pub mod oci;
 pub mod reference;
+pub mod rekor;
 pub mod store;
 pub mod trust;
+pub mod trusted_root;
 
 pub use digest::Digest;
 pub use reference::OciReference;
@@ -66,6 +77,18 @@ pub enum RegistryError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The trust policy is inconsistent (e.g. an identity without a trust
+    /// root); the message names the key to fix.
+    #[error("plugins.trust: {0}")]
+    Trust(String),
+    /// The Sigstore trust root file is missing or malformed.
+    #[error("trusted root {path}: {message}")]
+    TrustedRoot {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
     },
     /// The lock file (or a stored signature file) is malformed.
     #[error("{path}: {message}")]

@@ -386,15 +386,15 @@ impl Client {
             .filter(|layer| layer.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
             .take(MAX_SIGNATURES)
         {
-            let Some(signature) =
-                layer.annotations.as_ref().and_then(|notes| notes.get(cosign::SIGNATURE_ANNOTATION))
+            let Some(annotations) =
+                layer.annotations.as_ref().filter(|notes| notes.contains_key(cosign::SIGNATURE_ANNOTATION))
             else {
                 continue;
             };
             let payload_digest = Digest::parse(&layer.digest)?;
             let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
             let payload = self.blob(reference, &payload_digest, size, cosign::MAX_PAYLOAD_BYTES).await?;
-            signatures.push(StoredSignature::new(&payload, signature));
+            signatures.extend(StoredSignature::from_annotations(&payload, annotations));
         }
         Ok(signatures)
     }
@@ -420,7 +420,25 @@ impl Client {
         payload: &[u8],
         signature: &str,
     ) -> Result<(), RegistryError> {
-        let signature = signature.to_owned();
+        self.attach_signature(reference, digest, &StoredSignature::new(payload, signature)).await
+    }
+
+    /// Attach `signature` (a key signature, or a keyless one with its
+    /// certificate, chain and Rekor bundle) to manifest `digest` as cosign
+    /// does: one more simple-signing layer of the `sha256-<hex>.sig`
+    /// manifest, the parts in the layer's annotations. Nothing is checked
+    /// here: verification is the reader's.
+    pub async fn attach_signature(
+        &self,
+        reference: &OciReference,
+        digest: &Digest,
+        signature: &StoredSignature,
+    ) -> Result<(), RegistryError> {
+        let payload =
+            base64::engine::general_purpose::STANDARD.decode(&signature.payload).map_err(|error| {
+                RegistryError::BadManifest(format!("a signature payload that is not base64: {error}"))
+            })?;
+        let payload = payload.as_slice();
         let signature_reference =
             OciReference { tag: Some(cosign::signature_tag(digest)), digest: None, ..reference.clone() };
         let mut layers = match self.resolve(&signature_reference).await {
@@ -429,8 +447,7 @@ impl Client {
             Err(error) => return Err(error),
         };
         let mut layer = Descriptor::of(cosign::SIMPLE_SIGNING_MEDIA_TYPE, payload);
-        layer.annotations =
-            Some([(cosign::SIGNATURE_ANNOTATION.to_owned(), signature)].into_iter().collect());
+        layer.annotations = Some(signature.annotations());
         if layers.contains(&layer) {
             return Ok(());
         }

@@ -281,7 +281,7 @@ pub fn check_signatures(
     digest: &Digest,
     policy: &TrustPolicy,
 ) -> Result<Option<String>, RegistryError> {
-    match cosign::verify(signatures, digest, policy.keys_for(name, repository)) {
+    match cosign::verify_trusted(signatures, digest, &policy.trusted_for(name, repository)) {
         Ok(signer) => Ok(Some(signer)),
         Err(reason) if policy.require_signatures => {
             Err(RegistryError::Refused { name: name.to_owned(), digest: digest.clone(), reason })
@@ -290,7 +290,8 @@ pub fn check_signatures(
             Refusal::Unsigned
             | Refusal::NoTrustedKey
             | Refusal::UntrustedKey { .. }
-            | Refusal::OtherDigest { .. },
+            | Refusal::OtherDigest { .. }
+            | Refusal::Keyless(_),
         ) => Ok(None),
     }
 }

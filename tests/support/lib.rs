@@ -11,12 +11,15 @@
 //! - [`expected_evidence_id`]: the contract's id formula, written again
 //!   here so tests do not trust the host's own implementation.
 //! - [`dependency_unavailable`]: the exact envelope of that stable error.
+//! - [`sigstore`]: a fake Fulcio CA and Rekor log, their
+//!   `trusted_root.json`, and keyless signatures as cosign stores them.
 //! - [`metric_value`], [`assert_metric`]: one series' value in a
 //!   Prometheus text scrape.
 
 pub mod hostile;
 pub mod hosts;
 pub mod server;
+pub mod sigstore;
 pub mod tempdir;
 
 use sha2::{Digest, Sha256};

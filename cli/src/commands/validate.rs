@@ -134,7 +134,8 @@ pub struct Checks<'a> {
     /// `--submission`.
     pub submission: bool,
     /// `--require-signer`: every `tool_call` was made by a component
-    /// signed by this key (`key:sha256:…`); needs `--submission`, whose
+    /// signed by this signer (`key:sha256:…` or
+    /// `identity:<issuer>#<subject>`, exactly); needs `--submission`, whose
     /// verified seal is what makes the recorded signer the host's word.
     pub require_signer: Option<&'a str>,
 }

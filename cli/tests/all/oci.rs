@@ -10,12 +10,13 @@ use harmonia_host::config::HostConfig;
 use harmonia_host::host::HostError;
 use harmonia_host::plugin::LoadError;
 use harmonia_host::{CallContext, Host};
-use harmonia_registry::cosign::Refusal;
+use harmonia_registry::cosign::{Refusal, StoredSignature};
 use harmonia_registry::keys::{Algorithm, PrivateKey};
 use harmonia_registry::manifest::{Descriptor, Manifest};
 use harmonia_registry::oci::{Client, Options};
 use harmonia_registry::{Digest, LockFile, OciReference, RegistryError, Store, TrustPolicy};
 use harmonia_testkit::server::{Loopback, Reply};
+use harmonia_testkit::sigstore;
 use harmonia_testkit::tempdir::TempDir;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -850,4 +851,183 @@ fn python_and_javascript_plugins_are_pushed_signed_pulled_and_served_under_requi
     let refused = serve(&[&plain]).stdin(Stdio::null()).output().unwrap();
     assert!(!refused.status.success());
     assert!(text(&refused).contains("require_signatures"), "{}", text(&refused));
+}
+
+/// Push, sign keyless as `cosign sign` does in CI (a fake Fulcio and
+/// Rekor, the signature layer on the real registry), and attach it.
+fn keyless_sign(
+    client: &Client,
+    reference: &OciReference,
+    fulcio: &sigstore::Fulcio,
+    rekor: &sigstore::Rekor,
+    spec: &sigstore::LeafSpec,
+) -> Digest {
+    block_on(async {
+        let (digest, _) = client.resolve(reference).await.unwrap();
+        let payload = harmonia_registry::cosign::payload(&reference.repository_path(), &digest);
+        let keyless = sigstore::Keyless::sign(fulcio, rekor, spec, &payload, sigstore::LOGGED_AT);
+        let signature = StoredSignature {
+            certificate: Some(keyless.certificate),
+            chain: Some(keyless.chain),
+            bundle: keyless.bundle,
+            ..StoredSignature::new(&keyless.payload, &keyless.signature)
+        };
+        client.attach_signature(reference, &digest, &signature).await.unwrap();
+        digest
+    })
+}
+
+/// The keyless path end to end: a component pushed to the real registry
+/// and signed keyless by a CI workflow is pulled under
+/// `require_signatures = true` and an identity rule for its repository,
+/// loaded (long after the ten-minute certificate expired: the log's time
+/// is what counts), called in a session whose sealed trace names the
+/// identity, and `validate --submission --require-signer` accepts that
+/// identity and refuses another. Hostile, on the same registry: a
+/// component signed keyless by another workflow is refused at pull
+/// naming the certificate's subject; a stored signature whose Rekor
+/// bundle was removed after the pull is refused at the next load.
+#[test]
+fn a_keyless_signature_by_a_trusted_identity_is_pulled_loaded_traced_and_required() {
+    use std::io::Write;
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-keyless");
+    let (fulcio, rekor) = (sigstore::Fulcio::new(), sigstore::Rekor::new());
+    let window = sigstore::default_window();
+    std::fs::create_dir_all(dir.path().join("sigstore")).unwrap();
+    std::fs::write(
+        dir.path().join("sigstore/trusted_root.json"),
+        sigstore::trusted_root(&fulcio, &rekor, window, window),
+    )
+    .unwrap();
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
+    let client = client(&reference);
+    block_on(client.push(&reference, &component("get_job_status"))).unwrap();
+    let digest = keyless_sign(&client, &reference, &fulcio, &rekor, &sigstore::LeafSpec::workflow());
+    let identity = format!("identity:{}#{}", sigstore::GITHUB_ISSUER, sigstore::WORKFLOW);
+
+    let document = dir.path().join("workspace.json");
+    std::fs::write(&document, harmonia_host::capability::workspace::mock::DEMO_WORKSPACE_JSON).unwrap();
+    succeed(
+        harmonia(&["workspace", "import"]).arg(&document).arg("--db").arg(dir.path().join("harmonia.db")),
+    );
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins]\nbuiltin = false\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\n\
+             trusted_root = \"sigstore/trusted_root.json\"\n\
+             [plugins.trust.repositories.\"127.0.0.1:{}/tools/*\"]\n\
+             identities = [{{ subject_regex = \"https://github.com/acme/tools/.*\", issuer = \"{}\" }}]\n\
+             [workspace]\npath = \"harmonia.db\"\n[trace]\nkey_file = \"trace-key\"\n",
+            registry.port,
+            sigstore::GITHUB_ISSUER
+        ),
+    )
+    .unwrap();
+    let pulled = succeed(harmonia(&["plugin", "pull", &reference.to_string(), "--config"]).arg(&config));
+    assert!(pulled.contains(&identity), "{pulled}");
+    let lock = LockFile::read(&dir.path().join("plugins/plugins.lock")).unwrap();
+    let entry = lock.get("get_job_status").expect("locked").clone();
+    assert_eq!(
+        (entry.manifest_digest.clone(), entry.signer.as_deref()),
+        (digest.clone(), Some(identity.as_str()))
+    );
+    let verified = succeed(harmonia(&["plugin", "verify", "--config"]).arg(&config));
+    assert!(verified.contains(&identity), "{verified}");
+
+    // Another workflow of another organisation, genuinely logged: refused.
+    let stranger = parse(&registry.reference("tools/stranger:v1"));
+    block_on(client.push(&stranger, &component("get_job_status"))).unwrap();
+    let evil = "https://github.com/evil/tools/.github/workflows/release.yml@refs/heads/main";
+    keyless_sign(&client, &stranger, &fulcio, &rekor, &sigstore::LeafSpec::of(evil, sigstore::GITHUB_ISSUER));
+    let output =
+        harmonia(&["plugin", "pull", &stranger.to_string(), "--config"]).arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(
+        text(&output).contains(evil) && text(&output).contains("not an identity trusted"),
+        "{}",
+        text(&output)
+    );
+
+    // A session over the keyless-signed component: its signer is sealed in the trace.
+    let skills = dir.path().join("skills/job-status");
+    std::fs::create_dir_all(&skills).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for file in std::fs::read_dir(root.join("skills/job-status")).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), skills.join(file.file_name())).unwrap();
+    }
+    let mut child = harmonia(&["session", "--workspace", "ws_demo", "--config"])
+        .arg(&config)
+        .arg("--skills")
+        .arg(dir.path().join("skills"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let stdin = child.stdin.as_mut().unwrap();
+        for request in [
+            r#"{"op": "activate", "skill": "job-status"}"#,
+            r#"{"op": "call", "tool": "get_job_status", "args": {"job_id": "job-42"}}"#,
+            r#"{"op": "trace"}"#,
+        ] {
+            writeln!(stdin, "{request}").unwrap();
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines[1]["status"], "success", "{}", lines[1]);
+    let trace = lines[2]["trace"].clone();
+    let call = &trace["entries"][1];
+    assert_eq!(call["kind"], "tool_call");
+    assert_eq!(call["manifestDigest"], entry.manifest_digest.as_str());
+    assert_eq!(call["signer"], identity.as_str());
+
+    let trace_file = dir.path().join("trace.json");
+    std::fs::write(&trace_file, trace.to_string()).unwrap();
+    let answer =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/catalogue/grounded-job-status/answer.json");
+    let validate = |signer: &str| {
+        let output =
+            harmonia(&["validate", "--json", "--submission", "--require-signer", signer, "--config"])
+                .arg(&config)
+                .arg("--skills")
+                .arg(dir.path().join("skills"))
+                .arg("--trace")
+                .arg(&trace_file)
+                .arg("--answer")
+                .arg(&answer)
+                .output()
+                .unwrap();
+        let verdict: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        (verdict, output.status.code().unwrap(), text(&output))
+    };
+    let (verdict, code, shown) = validate(&identity);
+    assert_eq!((verdict["accepted"].as_bool(), code), (Some(true), 0), "{shown}");
+    for other in [
+        format!("identity:{}#{evil}", sigstore::GITHUB_ISSUER),
+        format!("identity:https://accounts.google.com#{}", sigstore::WORKFLOW),
+    ] {
+        let (verdict, code, shown) = validate(&other);
+        assert_eq!((code, verdict["rule"].as_str()), (1, Some("component_signer")), "{shown}");
+    }
+
+    // The bundle removed from the stored signature: refused at the next load, offline.
+    let stored = dir.path().join(format!("plugins/oci/signatures/{}.json", digest.hex()));
+    let mut signatures: Vec<StoredSignature> =
+        serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
+    assert!(signatures[0].bundle.is_some());
+    signatures[0].bundle = None;
+    std::fs::write(&stored, serde_json::to_vec(&signatures).unwrap()).unwrap();
+    let output = harmonia(&["plugin", "verify", "--config"]).arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("without its Rekor bundle"), "{}", text(&output));
 }

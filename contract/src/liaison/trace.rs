@@ -304,7 +304,8 @@ impl Trace {
     }
 
     /// The first `tool_call` entry whose component was not verified as
-    /// signed by `signer` (`key:sha256:…`) before it ran: its 1-based
+    /// signed by `signer` (`key:sha256:…` or `identity:<issuer>#<subject>`,
+    /// compared exactly) before it ran: its 1-based
     /// position and why. Only meaningful on a trace whose seal verified:
     /// the seal is what makes `signer` the host's record.
     pub fn first_call_not_signed_by(&self, signer: &str) -> Option<(usize, String)> {
@@ -315,7 +316,7 @@ impl Trace {
                     (Some(found), _) if found == signer => return None,
                     (Some(found), _) => format!("was made by a component signed by {found}"),
                     (None, Some(digest)) => {
-                        format!("was made by component {digest}, which no trusted key signed")
+                        format!("was made by component {digest}, which no trusted signer signed")
                     }
                     (None, None) => {
                         "names no component digest (a trace from before provenance was recorded)".into()
@@ -450,7 +451,7 @@ mod tests {
         };
         let (position, reason) = mixed.first_call_not_signed_by("key:a").unwrap();
         assert_eq!(position, 2);
-        assert!(reason.contains("sha256:2, which no trusted key signed"), "{reason}");
+        assert!(reason.contains("sha256:2, which no trusted signer signed"), "{reason}");
         let old = Trace { entries: vec![entry(1, None, None)] };
         assert!(old.first_call_not_signed_by("key:a").unwrap().1.contains("no component digest"));
         assert_eq!(Trace::default().first_call_not_signed_by("key:a"), None);
