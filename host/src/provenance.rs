@@ -50,12 +50,13 @@ pub(crate) fn locked(config: &PluginsConfig, policy: &TrustPolicy) -> Result<Vec
         unverified(lock_origin.clone(), format!("not a plugins.lock: {}", error.message()))
     })?;
     let store = Store::new(lock_path.parent().unwrap_or(std::path::Path::new(".")));
-    let verdicts = store.verify_each(&lock.plugins, policy, harmonia_registry::store::MAX_COMPONENT_BYTES);
     let mut out = Vec::new();
-    for (entry, verdict) in lock.plugins.iter().zip(verdicts) {
+    for entry in &lock.plugins {
         let origin =
             PluginOrigin::Oci(format!("{} ({}@{})", entry.name, entry.reference, entry.manifest_digest));
-        let verified = verdict.map_err(|error| unverified(origin.clone(), error))?;
+        let verified = store
+            .verify(entry, policy, harmonia_registry::store::MAX_COMPONENT_BYTES)
+            .map_err(|error| unverified(origin.clone(), error))?;
         out.push(Locked {
             origin,
             pin: verified.entry.layer_digest.hex().to_owned(),

@@ -263,41 +263,7 @@ impl Store {
         max_component_bytes: u64,
     ) -> Result<Vec<VerifiedComponent>, RegistryError> {
         let lock = LockFile::read(&self.lock_path())?;
-        self.verify_each(&lock.plugins, policy, max_component_bytes).into_iter().collect()
-    }
-
-    /// Each of `entries` verified (see [`Store::verify`]), in their order,
-    /// on up to as many threads as the machine has cores: a load's
-    /// verification is mostly the SHA-256 of every component's bytes,
-    /// which a core hashes at about 1 GB/s, so a lock of several plugins
-    /// verifies in a fraction of the time one after another would take.
-    /// Every entry is verified whatever the others' verdicts; nothing is
-    /// compiled before this returns.
-    pub fn verify_each(
-        &self,
-        entries: &[LockEntry],
-        policy: &TrustPolicy,
-        max_component_bytes: u64,
-    ) -> Vec<Result<VerifiedComponent, RegistryError>> {
-        let workers = std::thread::available_parallelism().map_or(1, usize::from).min(entries.len());
-        if workers <= 1 {
-            return entries.iter().map(|entry| self.verify(entry, policy, max_component_bytes)).collect();
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let verified: Vec<std::sync::OnceLock<Result<VerifiedComponent, RegistryError>>> =
-            entries.iter().map(|_| std::sync::OnceLock::new()).collect();
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(entry) = entries.get(index) else { break };
-                        let _ = verified[index].set(self.verify(entry, policy, max_component_bytes));
-                    }
-                });
-            }
-        });
-        verified.into_iter().map(|slot| slot.into_inner().expect("every entry is verified")).collect()
+        lock.plugins.iter().map(|entry| self.verify(entry, policy, max_component_bytes)).collect()
     }
 }
 
@@ -337,58 +303,4 @@ pub struct VerifiedComponent {
     pub entry: LockEntry,
     /// The component bytes (their SHA-256 is `entry.layer_digest`).
     pub bytes: Vec<u8>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::manifest::wasm_config;
-
-    fn temp_store(name: &str) -> (PathBuf, Store) {
-        let dir = std::env::temp_dir().join(format!("harmonia-store-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let store = Store::new(&dir);
-        (dir, store)
-    }
-
-    /// A component stored with its manifest; its lock entry.
-    fn stored(store: &Store, name: &str, component: &[u8]) -> LockEntry {
-        let manifest = Manifest::for_component(&wasm_config(component), component);
-        let manifest_digest = store.write(&manifest.to_bytes()).unwrap();
-        let layer_digest = store.write(component).unwrap();
-        LockEntry {
-            name: name.into(),
-            reference: format!("oci://127.0.0.1:5000/tools/{name}:v1"),
-            manifest_digest,
-            layer_digest,
-            signer: None,
-        }
-    }
-
-    /// Verified on several threads, a lock's entries keep their order, each
-    /// its own verdict: one swapped component is refused at its place and
-    /// the others verify, whatever thread took which.
-    #[test]
-    fn each_entry_gets_its_own_verdict_in_the_locks_order() {
-        let (dir, store) = temp_store("each");
-        let entries: Vec<LockEntry> = (0..9)
-            .map(|n| stored(&store, &format!("tool{n}"), format!("component {n}").as_bytes()))
-            .collect();
-        let swapped = &entries[4].layer_digest;
-        std::fs::write(store.blob_path(swapped), b"another component").unwrap();
-        let verdicts = store.verify_each(&entries, &TrustPolicy::default(), 1 << 20);
-        assert_eq!(verdicts.len(), entries.len());
-        for (n, verdict) in verdicts.iter().enumerate() {
-            match verdict {
-                Ok(verified) if n != 4 => {
-                    assert_eq!(verified.entry.name, format!("tool{n}"));
-                    assert_eq!(verified.bytes, format!("component {n}").as_bytes());
-                }
-                Err(_) if n == 4 => {}
-                other => panic!("entry {n}: {other:?}"),
-            }
-        }
-        let _ = std::fs::remove_dir_all(dir);
-    }
 }
