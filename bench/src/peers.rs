@@ -15,7 +15,11 @@
 //! The figures, each server a child process:
 //! - the `tools/call` round trip, p50 and p99, over stdio and over
 //!   streamable HTTP (the pinned Wassette serves HTTP only as the older
-//!   SSE transport, so it is measured over stdio alone);
+//!   SSE transport, so it is measured over stdio alone). Over stdio the
+//!   servers run side by side ([`stdio_side_by_side`]): all started, then
+//!   called in alternating rounds, so a change in the machine's load
+//!   falls on each alike; the ratio is also given paired by round (the
+//!   median of each round's ratio), the figure least moved by the load;
 //! - calls per second with 64 and 1,000 clients: over HTTP as many
 //!   sessions, each calling again when answered; over stdio as many
 //!   requests in flight on the one pipe (an agent host with that many
@@ -58,6 +62,11 @@ const XDG: [&str; 4] = ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "H
 
 /// The client counts of the throughput figures.
 const CLIENTS: [usize; 2] = [64, 1_000];
+
+/// Calls to each server in one round of the side-by-side round trip:
+/// short enough that the machine's load barely moves within a round,
+/// long enough for a round's median.
+const ROUND: usize = 25;
 
 /// The protocol revision the client asks for; each server's answer is
 /// used from then on.
@@ -544,7 +553,117 @@ fn tool_name(server: &mut StdioServer) -> Result<String> {
         .with_context(|| format!("no trivial tool listed: {list}"))
 }
 
-/// Round trips, throughput and memory over stdio.
+/// One server's stdio round trips, side by side with the others'.
+struct SideBySide {
+    server: Server,
+    process: StdioServer,
+    tool: String,
+    times: Vec<Duration>,
+    /// Each round's median, µs.
+    rounds_p50_us: Vec<f64>,
+}
+
+/// The stdio round trips of `servers`, side by side: every server started,
+/// initialized and warmed, then called in rounds of [`ROUND`] calls each,
+/// the order of the servers rotating every round, until each has made
+/// twice `effort.tool_calls`. Each server's p50, p99 and resident memory
+/// once warm go into its figures; a server that fails is named in its
+/// problems and left out of the rounds. The ratios paired by round, by
+/// peer: the median over rounds of Harmonia's round median over the
+/// peer's.
+fn stdio_side_by_side(
+    setup: &Setup,
+    servers: &[Server],
+    effort: &Effort,
+    measured: &mut [(Server, Figures, Vec<String>)],
+) -> Vec<(Server, f64, usize)> {
+    let mut running: Vec<SideBySide> = Vec::new();
+    for &server in servers {
+        let started = StdioServer::start(setup.stdio(server)).and_then(|mut process| {
+            let warmed = (|| -> Result<String> {
+                process.initialize()?;
+                let tool = tool_name(&mut process)?;
+                for _ in 0..effort.tool_calls / 5 {
+                    process.call(&tool)?;
+                }
+                Ok(tool)
+            })();
+            match warmed {
+                Ok(tool) => Ok((process, tool)),
+                Err(error) => {
+                    process.stop();
+                    Err(error)
+                }
+            }
+        });
+        match started {
+            Ok((process, tool)) => running.push(SideBySide {
+                server,
+                process,
+                tool,
+                times: Vec::new(),
+                rounds_p50_us: Vec::new(),
+            }),
+            Err(error) => problem(measured, server, format!("stdio: {error:#}")),
+        }
+    }
+    let rounds = (effort.tool_calls * 2).div_ceil(ROUND);
+    let mut failed: Vec<(Server, String)> = Vec::new();
+    'rounds: for round in 0..rounds {
+        let count = running.len();
+        for turn in 0..count {
+            let each = &mut running[(round + turn) % count];
+            let mut times = Vec::with_capacity(ROUND);
+            for _ in 0..ROUND {
+                let started = Instant::now();
+                if let Err(error) = each.process.call(&each.tool) {
+                    failed.push((each.server, format!("stdio: {error:#}")));
+                    break 'rounds;
+                }
+                times.push(started.elapsed());
+            }
+            each.times.extend_from_slice(&times);
+            each.rounds_p50_us.push(super::stats::Samples::new(times).p50_us());
+        }
+    }
+    for (server, why) in failed {
+        problem(measured, server, why);
+        running.retain(|each| each.server != server);
+    }
+    let harmonia = running.iter().position(|each| each.server == Server::Harmonia);
+    let mut paired = Vec::new();
+    for each in &running {
+        if let Some(ours) = harmonia.map(|index| &running[index].rounds_p50_us)
+            && each.server != Server::Harmonia
+        {
+            let mut ratios: Vec<f64> =
+                ours.iter().zip(&each.rounds_p50_us).map(|(ours, theirs)| ours / theirs).collect();
+            ratios.sort_by(f64::total_cmp);
+            if !ratios.is_empty() {
+                paired.push((each.server, ratios[ratios.len() / 2], ratios.len()));
+            }
+        }
+        let samples = super::stats::Samples::new(each.times.clone());
+        if let Some((_, figures, _)) = measured.iter_mut().find(|(server, ..)| *server == each.server) {
+            figures.insert("stdio_p50_us", samples.p50_us());
+            figures.insert("stdio_p99_us", samples.p99_us());
+            figures.insert("stdio_rss_warm_mib", resident_mib(each.process.child.id()).0);
+        }
+    }
+    for each in running {
+        each.process.stop();
+    }
+    paired
+}
+
+/// Note `why` among `server`'s problems.
+fn problem(measured: &mut [(Server, Figures, Vec<String>)], server: Server, why: String) {
+    if let Some((_, _, problems)) = measured.iter_mut().find(|(each, ..)| *each == server) {
+        problems.push(why);
+    }
+}
+
+/// Throughput and memory over stdio.
 fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figures) -> Result<String> {
     let mut stdio = StdioServer::start(setup.stdio(server))?;
     let result = (|| -> Result<String> {
@@ -553,16 +672,6 @@ fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figu
         for _ in 0..effort.tool_calls / 5 {
             stdio.call(&tool)?;
         }
-        let mut times = Vec::with_capacity(effort.tool_calls * 2);
-        for _ in 0..effort.tool_calls * 2 {
-            let started = Instant::now();
-            stdio.call(&tool)?;
-            times.push(started.elapsed());
-        }
-        let samples = super::stats::Samples::new(times);
-        figures.insert("stdio_p50_us", samples.p50_us());
-        figures.insert("stdio_p99_us", samples.p99_us());
-        figures.insert("stdio_rss_warm_mib", resident_mib(stdio.child.id()).0);
         for clients in CLIENTS {
             let run = stdio.in_flight(&tool, clients, effort.concurrency_window)?;
             anyhow::ensure!(run.failed == 0, "{} calls failed with {clients} in flight", run.failed);
@@ -666,22 +775,27 @@ fn cold_start(
     Ok(())
 }
 
-fn measure(setup: &Setup, server: Server, effort: &Effort) -> (Figures, Vec<String>) {
-    let (mut figures, mut problems) = (Figures::new(), Vec::new());
-    let tool = match over_stdio(setup, server, effort, &mut figures) {
+/// Everything but the stdio round trips, for one server that made them.
+fn measure(
+    setup: &Setup,
+    server: Server,
+    effort: &Effort,
+    figures: &mut Figures,
+    problems: &mut Vec<String>,
+) {
+    let tool = match over_stdio(setup, server, effort, figures) {
         Ok(tool) => tool,
         Err(error) => {
             problems.push(format!("stdio: {error:#}"));
-            return (figures, problems);
+            return;
         }
     };
-    if let Err(error) = over_http(setup, server, &tool, effort, &mut figures) {
+    if let Err(error) = over_http(setup, server, &tool, effort, figures) {
         problems.push(format!("HTTP: {error:#}"));
     }
-    if let Err(error) = cold_start(setup, server, &tool, effort, &mut figures) {
+    if let Err(error) = cold_start(setup, server, &tool, effort, figures) {
         problems.push(format!("cold start: {error:#}"));
     }
-    (figures, problems)
 }
 
 fn cell(value: Option<f64>) -> String {
@@ -700,27 +814,37 @@ pub fn run(dir: &Path, effort: &Effort, out: &mut Report) -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let result = (|| -> Result<()> {
         let setup = Setup::new(dir, &scratch)?;
-        let mut measured: Vec<(Server, Figures)> = Vec::new();
         out.say("\npeers: the same trivial tool (a fixed small JSON), the same client, one run");
+        let mut present = Vec::new();
         for server in Server::ALL {
-            if let Some(why) = setup.missing(server) {
-                out.say(format!("  {}: skipped, {why}", server.name()));
-                out.insert(&format!("peers_{}_skipped", server.name().replace('-', "_")), json!(why));
-                continue;
+            match setup.missing(server) {
+                Some(why) => {
+                    out.say(format!("  {}: skipped, {why}", server.name()));
+                    out.insert(&format!("peers_{}_skipped", server.name().replace('-', "_")), json!(why));
+                }
+                None => present.push(server),
             }
-            let (figures, problems) = measure(&setup, server, effort);
-            for problem in &problems {
+        }
+        let mut measured: Vec<(Server, Figures, Vec<String>)> =
+            present.iter().map(|&server| (server, Figures::new(), Vec::new())).collect();
+        let paired = stdio_side_by_side(&setup, &present, effort, &mut measured);
+        for (server, figures, problems) in &mut measured {
+            if problems.is_empty() {
+                measure(&setup, *server, effort, figures, problems);
+            }
+            for problem in problems.iter() {
                 out.say(format!("  {}: {problem}", server.name()));
             }
             let key = server.name().replace('-', "_");
-            for (figure, value) in &figures {
+            for (figure, value) in figures.iter() {
                 out.insert(&format!("peers_{key}_{figure}"), json!(value));
             }
             if !problems.is_empty() {
                 out.insert(&format!("peers_{key}_problems"), json!(problems));
             }
-            measured.push((server, figures));
         }
+        let measured: Vec<(Server, Figures)> =
+            measured.into_iter().map(|(server, figures, _)| (server, figures)).collect();
         let harmonia =
             measured.iter().find(|(server, _)| *server == Server::Harmonia).map(|(_, f)| f.clone());
         let harmonia = harmonia.unwrap_or_default();
@@ -749,6 +873,14 @@ pub fn run(dir: &Path, effort: &Effort, out: &mut Report) -> Result<()> {
                     );
                 }
             }
+        }
+        for (server, ratio, rounds) in paired {
+            let label = format!("stdio round trip p50, paired by round ({rounds} rounds)");
+            out.say(format!("    {:<10} {label:<54} {ratio:.2}", server.name()));
+            out.insert(
+                &format!("peers_ratio_{}_stdio_p50_paired", server.name().replace('-', "_")),
+                json!(ratio),
+            );
         }
         Ok(())
     })();

@@ -413,3 +413,56 @@ fn bench_only_measures_the_parts_asked_for_and_names_the_parts_when_asked_wrong(
     assert_eq!(without_peers.status.code(), Some(1), "{}", stderr(&without_peers));
     assert!(stderr(&without_peers).contains("bench/peers/build.sh"), "{}", stderr(&without_peers));
 }
+
+/// The peers are measured side by side: a stand-in peer (a script that
+/// serves the same trivial guest through this binary, laid out as
+/// `bench/peers/build.sh` leaves Wassette) makes its stdio round trips in
+/// rounds alternating with Harmonia's, and the ratio paired by round is
+/// reported with the other figures; a peer not built is named as skipped.
+#[test]
+fn bench_peers_measures_a_built_peer_side_by_side_and_pairs_the_ratio_by_round() {
+    let dir = TempDir::new("bench-peers");
+    let peers = dir.path().join("peers");
+    let skills = dir.path().join("no-skills");
+    std::fs::create_dir_all(&peers).unwrap();
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::copy(guest_path("testing-trivial"), peers.join("trivial-probe.wasm")).unwrap();
+    let config = dir.path().join("stand-in.toml");
+    let cache = dir.path().join("stand-in-cache");
+    std::fs::write(
+        &config,
+        format!("[plugins]\nbuiltin = false\n[cache]\ndir = {:?}\n", cache.display().to_string()),
+    )
+    .unwrap();
+    // Wassette is started as `wassette serve --stdio --plugin-dir DIR`.
+    let script = peers.join("wassette");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec '{}' serve --stdio --quiet --workspace ws_demo --config '{}' --skills '{}' --plugin \"$4/trivial-probe.wasm\"\n",
+            env!("CARGO_BIN_EXE_harmonia"),
+            config.display(),
+            skills.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let output = run(harmonia(&["bench", "--quick", "--json", "--only", "peers", "--peers"]).arg(&peers));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let figures: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for key in
+        ["peers_harmonia_stdio_p50_us", "peers_wassette_stdio_p50_us", "peers_wassette_stdio_rss_warm_mib"]
+    {
+        assert!(figures[key].as_f64().is_some_and(|value| value > 0.0), "{key}: {figures}");
+    }
+    let paired = figures["peers_ratio_wassette_stdio_p50_paired"].as_f64();
+    assert!(paired.is_some_and(|ratio| ratio.is_finite() && ratio > 0.0), "{figures}");
+    assert!(
+        figures["peers_hyper_mcp_skipped"].as_str().is_some_and(|why| why.contains("not built")),
+        "{figures}"
+    );
+    assert!(figures.get("peers_wassette_problems").is_none(), "{figures}");
+    assert!(stderr(&output).contains("paired by round"), "{}", stderr(&output));
+}
