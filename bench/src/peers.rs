@@ -628,7 +628,9 @@ fn stdio_side_by_side(
     }
     for (server, why) in failed {
         problem(measured, server, why);
-        running.retain(|each| each.server != server);
+        if let Some(index) = running.iter().position(|each| each.server == server) {
+            running.remove(index).process.stop();
+        }
     }
     let harmonia = running.iter().position(|each| each.server == Server::Harmonia);
     let mut paired = Vec::new();

@@ -40,13 +40,15 @@
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
 //! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
 //! [`listener`] (connections), `message` (what the gates read of a
-//! JSON-RPC body, in one pass).
+//! JSON-RPC body, in one pass), `unread_body` (an answer given before the
+//! body was read keeps the connection usable or says `Connection: close`).
 
 pub mod gate;
 pub mod listener;
 mod message;
 pub mod origin;
 pub mod scopes;
+mod unread_body;
 pub mod validate;
 
 use crate::auth::Authenticator;
@@ -168,9 +170,22 @@ impl Drop for Admitted<'_> {
     }
 }
 
-/// The outermost layer: Host and Origin, then draining, then the request
-/// timeout; an admitted request is counted for the drain.
+/// The outermost layer: the body shared so an answer given before it was
+/// read keeps the connection or says it closes ([`unread_body`]); then
+/// [`admit`].
 async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let (body, leftover) = unread_body::track(body, &parts.headers);
+    let mut response = admit(&app, Request::from_parts(parts, body), next).await;
+    if let Some(leftover) = leftover {
+        leftover.settle(&mut response).await;
+    }
+    response
+}
+
+/// Host and Origin, then draining, then the request timeout; an admitted
+/// request is counted for the drain.
+async fn admit(app: &Arc<App>, request: Request, next: Next) -> Response {
     if let Err(refused) = app.addressing.check(request.uri(), request.headers()) {
         tracing::warn!(
             reason = refused.label(),
@@ -183,7 +198,7 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
         return (StatusCode::FORBIDDEN, axum::Json(json!({"error": refused.label()}))).into_response();
     }
     app.admitted.fetch_add(1, Ordering::SeqCst);
-    let _admitted = Admitted(&app);
+    let _admitted = Admitted(app);
     // Checked after counting, so a drain that saw no request admitted
     // cannot miss this one.
     if app.draining.load(Ordering::SeqCst) {

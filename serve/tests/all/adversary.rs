@@ -3,7 +3,9 @@
 //!
 //! - Silent sockets, and sockets that send a byte or half a preface, are
 //!   cut at the header timeout, so they cannot hold the connection bound;
-//!   connections past the bound are answered 503 at once.
+//!   connections past the bound are answered 503 at once. A refusal given
+//!   before the body was read keeps the connection usable or says
+//!   `Connection: close`.
 //! - A session belongs to the credential that opened it: another
 //!   credential's GET (with `Last-Event-ID`), DELETE, notification or
 //!   request on its id is refused before the SDK sees it, and the owner's
@@ -215,6 +217,86 @@ fn a_narrower_credential_of_the_same_workspace_cannot_read_a_broader_ones_sessio
     let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-06-18")];
     assert_eq!(server.post("/mcp/skills/job-status", &narrow, &headers, &read).status, 404);
     assert_eq!(server.post("/mcp/skills/job-status", &server.token, &headers, &read).status, 200);
+}
+
+/// The head of the next answer on `stream`: its status and its header
+/// lines, lowercased (a 0 status when the server closed without one).
+fn read_head(stream: &mut TcpStream) -> (u16, Vec<String>) {
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&head).to_lowercase();
+    let mut lines = text.lines();
+    let status = lines.next().and_then(|line| line.split(' ').nth(1)).and_then(|code| code.parse().ok());
+    (status.unwrap_or(0), lines.filter(|line| !line.is_empty()).map(str::to_owned).collect())
+}
+
+/// Skip the body of an answer whose head declared `Content-Length`.
+fn skip_body(stream: &mut TcpStream, head: &[String]) {
+    let length = head
+        .iter()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+}
+
+/// A refusal answered before the request's body was read (a wrong token,
+/// a session another credential owns, a foreign Origin) never leaves a
+/// pooling client a connection the server drops without a word: when the
+/// body came with the headers, the connection serves the next request;
+/// when the body is late, the answer comes within the linger and says
+/// `Connection: close`. Without it, the client's next request on that
+/// connection meets a reset ("peer disconnected").
+#[test]
+fn a_refusal_before_the_body_keeps_the_connection_usable_or_says_it_closes() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let other = server.add_token("ws_demo", &["get_job_status"], None);
+    let session = server.open_session("/mcp", &server.token);
+    let owned = format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-06-18\r\n");
+    let cases = [
+        ("a wrong token", "wrong".to_owned(), String::new(), 401),
+        ("a session another credential owns", other, owned, 404),
+        ("a foreign Origin", server.token.clone(), "origin: http://evil.example\r\n".to_owned(), 403),
+    ];
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    for (what, token, extra, status) in cases {
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n{extra}\r\n",
+            body.len()
+        );
+        // The body with the headers: refused, and the connection serves
+        // the next request.
+        let mut stream = TcpStream::connect(server.address()).unwrap();
+        stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+        let (got, answer) = read_head(&mut stream);
+        assert_eq!(got, status, "{what}: {answer:?}");
+        assert!(
+            !answer.iter().any(|line| line == "connection: close"),
+            "{what}: closed needlessly: {answer:?}"
+        );
+        skip_body(&mut stream, &answer);
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+        assert_eq!(read_head(&mut stream).0, 200, "{what}: the next request on the connection");
+
+        // The headers alone, the body never sent: the refusal says that
+        // the connection closes.
+        let mut stream = TcpStream::connect(server.address()).unwrap();
+        stream.write_all(head.as_bytes()).unwrap();
+        let (got, answer) = read_head(&mut stream);
+        assert_eq!(got, status, "{what}: {answer:?}");
+        assert!(answer.iter().any(|line| line == "connection: close"), "{what}: {answer:?}");
+    }
 }
 
 #[test]
