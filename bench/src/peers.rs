@@ -579,24 +579,7 @@ fn stdio_side_by_side(
 ) -> Vec<(Server, f64, usize)> {
     let mut running: Vec<SideBySide> = Vec::new();
     for &server in servers {
-        let started = StdioServer::start(setup.stdio(server)).and_then(|mut process| {
-            let warmed = (|| -> Result<String> {
-                process.initialize()?;
-                let tool = tool_name(&mut process)?;
-                for _ in 0..effort.tool_calls / 5 {
-                    process.call(&tool)?;
-                }
-                Ok(tool)
-            })();
-            match warmed {
-                Ok(tool) => Ok((process, tool)),
-                Err(error) => {
-                    process.stop();
-                    Err(error)
-                }
-            }
-        });
-        match started {
+        match warmed_over_stdio(setup, server, effort) {
             Ok((process, tool)) => running.push(SideBySide {
                 server,
                 process,
@@ -665,15 +648,32 @@ fn problem(measured: &mut [(Server, Figures, Vec<String>)], server: Server, why:
     }
 }
 
+/// `server` started over stdio, initialized and warmed by a fifth of
+/// `effort.tool_calls`: the process and its trivial tool's name (the
+/// process stopped if any step failed).
+fn warmed_over_stdio(setup: &Setup, server: Server, effort: &Effort) -> Result<(StdioServer, String)> {
+    let mut process = StdioServer::start(setup.stdio(server))?;
+    let warmed = (|| -> Result<String> {
+        process.initialize()?;
+        let tool = tool_name(&mut process)?;
+        for _ in 0..effort.tool_calls / 5 {
+            process.call(&tool)?;
+        }
+        Ok(tool)
+    })();
+    match warmed {
+        Ok(tool) => Ok((process, tool)),
+        Err(error) => {
+            process.stop();
+            Err(error)
+        }
+    }
+}
+
 /// Throughput and memory over stdio.
 fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figures) -> Result<String> {
-    let mut stdio = StdioServer::start(setup.stdio(server))?;
+    let (mut stdio, tool) = warmed_over_stdio(setup, server, effort)?;
     let result = (|| -> Result<String> {
-        stdio.initialize()?;
-        let tool = tool_name(&mut stdio)?;
-        for _ in 0..effort.tool_calls / 5 {
-            stdio.call(&tool)?;
-        }
         for clients in CLIENTS {
             let run = stdio.in_flight(&tool, clients, effort.concurrency_window)?;
             anyhow::ensure!(run.failed == 0, "{} calls failed with {clients} in flight", run.failed);

@@ -122,18 +122,7 @@ impl Leftover {
 /// an error.
 async fn drain(body: Body) -> bool {
     use http_body_util::BodyExt as _;
-    let mut body = body;
-    let mut seen = 0u64;
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else { return false };
-        if let Some(data) = frame.data_ref() {
-            seen = seen.saturating_add(data.len() as u64);
-            if seen > DRAIN_BYTES {
-                return false;
-            }
-        }
-    }
-    true
+    http_body_util::Limited::new(body, DRAIN_BYTES as usize).collect().await.is_ok()
 }
 
 #[cfg(test)]
