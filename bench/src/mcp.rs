@@ -218,6 +218,7 @@ fn bench_principal() -> harmonia_serve::auth::Principal {
 fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Samples> {
     use harmonia_serve::config::SessionsConfig;
     use harmonia_serve::sessions::GuardedSessions;
+    use harmonia_serve::sessions::ledger::SessionBounds;
     let liaison = Liaison::new(host.clone(), SkillSet::builtin())?;
     let skill = liaison.skills().get("job-status").context("the job-status skill")?.clone();
     let mut config = bench_serve_config();
@@ -248,11 +249,12 @@ fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Sam
     let mut times = Vec::with_capacity(steps + warm);
     runtime.block_on(async {
         for _ in 0..steps + warm {
-            let mut held = first.hold(&liaison, &principal, &skill, None, lease).await?;
+            let mut held = first.hold(&liaison, &principal, &skill, None, lease, SessionBounds::NONE).await?;
             held.session().call_recorded_async(TOOL, &arguments).await?;
             let handle = first.record(held).await?;
             let started = Instant::now();
-            let held = next.hold(&liaison, &principal, &skill, Some(&handle), lease).await?;
+            let held =
+                next.hold(&liaison, &principal, &skill, Some(&handle), lease, SessionBounds::NONE).await?;
             next.record(held).await?;
             times.push(started.elapsed());
         }

@@ -36,6 +36,8 @@
 //! burst = 10
 //! [limits]                             # every bound, with its default
 //! max_body_kib = 1024
+//! max_request_bodies_kib = 262144
+//! max_request_bodies_kib_per_credential = 65536
 //! max_sessions = 64
 //! max_sessions_per_credential = 16
 //! max_connections = 2048
@@ -43,6 +45,7 @@
 //! max_in_flight_calls = 1024
 //! max_in_flight_calls_per_credential = 256
 //! max_validations = 2
+//! max_validations_per_credential = 1
 //! idle_session_s = 300
 //! request_timeout_s = 150
 //! header_timeout_s = 10
@@ -287,6 +290,13 @@ impl ReloadConfig {
 pub struct Limits {
     /// Largest request body, KiB (413 past it).
     pub max_body_kib: u32,
+    /// Most KiB the bodies on their way may announce at once (each its
+    /// `Content-Length`, or `max_body_kib` when chunked), over the server:
+    /// a body is buffered whole before it is parsed, so this bounds that
+    /// memory; the request that would pass it gets 503 with Retry-After.
+    pub max_request_bodies_kib: u32,
+    /// The same, for one credential's requests.
+    pub max_request_bodies_kib_per_credential: u32,
     /// Most MCP sessions open at once (503 + Retry-After past it).
     pub max_sessions: u32,
     /// Most MCP sessions one credential holds at once (503 + Retry-After
@@ -309,6 +319,11 @@ pub struct Limits {
     /// thread, off the server's workers); others wait up to the request
     /// timeout.
     pub max_validations: u32,
+    /// Most `/v1/validate` and `/v1/review` requests one credential has
+    /// judged or waiting for a place at once; its others wait their turn
+    /// behind its own (up to the request timeout), never in front of
+    /// another credential's.
+    pub max_validations_per_credential: u32,
     /// A session idle this long is closed, seconds.
     pub idle_session_s: u64,
     /// A request (headers, body and answer) taking longer is cut, seconds.
@@ -327,6 +342,8 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_body_kib: 1024,
+            max_request_bodies_kib: 256 * 1024,
+            max_request_bodies_kib_per_credential: 64 * 1024,
             max_sessions: 64,
             max_sessions_per_credential: 16,
             max_connections: 2048,
@@ -334,6 +351,7 @@ impl Default for Limits {
             max_in_flight_calls: 1024,
             max_in_flight_calls_per_credential: 256,
             max_validations: 2,
+            max_validations_per_credential: 1,
             idle_session_s: 300,
             request_timeout_s: 150,
             header_timeout_s: 10,
@@ -411,6 +429,7 @@ impl ServeConfig {
                 u64::from(limits.max_in_flight_calls_per_credential),
             ),
             ("limits.max_validations", u64::from(limits.max_validations)),
+            ("limits.max_validations_per_credential", u64::from(limits.max_validations_per_credential)),
             ("limits.idle_session_s", limits.idle_session_s),
             ("limits.request_timeout_s", limits.request_timeout_s),
             ("limits.header_timeout_s", limits.header_timeout_s),
@@ -418,6 +437,17 @@ impl ServeConfig {
         ];
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
             return Err(ServeConfigError::Invalid(format!("{key} must be at least 1")));
+        }
+        for (key, value) in [
+            ("limits.max_request_bodies_kib", limits.max_request_bodies_kib),
+            ("limits.max_request_bodies_kib_per_credential", limits.max_request_bodies_kib_per_credential),
+        ] {
+            if value < limits.max_body_kib {
+                return Err(ServeConfigError::Invalid(format!(
+                    "{key} must be at least limits.max_body_kib ({}), or a body of the largest size never passes",
+                    limits.max_body_kib
+                )));
+            }
         }
         // The host gives every call let in an async slot of its own.
         let most_calls = *harmonia_host::CALLS.end();
@@ -520,6 +550,15 @@ mod tests {
         );
         let config: ServeConfig = toml::from_str("[limits]\nmax_in_flight_calls = 16384\n").unwrap();
         assert!(config.check().is_ok());
+        for key in ["max_request_bodies_kib", "max_request_bodies_kib_per_credential"] {
+            let config: ServeConfig =
+                toml::from_str(&format!("[limits]\nmax_body_kib = 2048\n{key} = 2047\n")).unwrap();
+            let problem = config.check().unwrap_err().to_string();
+            assert!(
+                problem.contains(&format!("limits.{key} must be at least limits.max_body_kib")),
+                "{problem}"
+            );
+        }
         let config: ServeConfig = toml::from_str("[jwt]\nissuer = \"i\"\naudience = \"a\"\n").unwrap();
         assert!(config.check().unwrap_err().to_string().contains("jwks_file or jwks_url"));
         for bad in ["", "a.b", "a b", &"x".repeat(33)] {

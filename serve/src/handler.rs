@@ -372,7 +372,14 @@ impl McpServer {
                 let lease = (deadline + Duration::from_secs(5)).min(state.limits.request_timeout());
                 let sessions = &state.sessions;
                 let mut held = sessions
-                    .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
+                    .hold(
+                        &liaison,
+                        &principal,
+                        &skill,
+                        handle.as_deref(),
+                        lease,
+                        state.tenants.sessions(&principal.id),
+                    )
                     .await
                     .map_err(Unanswered::Refused)?;
                 let (envelope, record) = held

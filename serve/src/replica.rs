@@ -244,16 +244,20 @@ mod tests {
         let sessions = ReplicaSessions::new(LocalSessionManager::default(), None, Arc::clone(&owners));
         let alice =
             Principal { id: "token:a".into(), workspace: None, allow: Default::default(), rate: None };
-        tenants.reserve_session(&alice).unwrap();
+        tenants.reserve_session(&alice, crate::sessions::ledger::SessionBounds::NONE).unwrap();
         let (id, _transport) = owners.opening(alice.clone(), sessions.create_session()).await.unwrap();
         assert_eq!(owners.owner(&id), Some(alice.clone()));
-        assert_eq!(tenants.sessions(), 1);
+        assert_eq!(tenants.sessions("token:a").total, 1);
         sessions.close_session(&id).await.unwrap();
         assert_eq!(owners.owner(&id), None);
-        assert_eq!(tenants.sessions(), 0, "closing gives the session back");
-        tenants.reserve_session(&alice).unwrap();
+        assert_eq!(tenants.sessions("token:a").total, 0, "closing gives the session back");
+        tenants.reserve_session(&alice, crate::sessions::ledger::SessionBounds::NONE).unwrap();
         owners.opening(alice, async {}).await;
-        assert_eq!(tenants.sessions(), 0, "an initialize that made no session gives its reservation back");
+        assert_eq!(
+            tenants.sessions("token:a").total,
+            0,
+            "an initialize that made no session gives its reservation back"
+        );
         let (orphan, _transport) = sessions.create_session().await.unwrap();
         assert_eq!(owners.owner(&orphan), None, "a session made outside an initialize belongs to nobody");
     }

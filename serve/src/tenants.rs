@@ -7,11 +7,16 @@
 //! [`Tenants`] keeps, per credential id:
 //! - its open MCP sessions (reserved when an `initialize` is let in,
 //!   kept while the session lives), at most
-//!   `limits.max_sessions_per_credential`;
+//!   `limits.max_sessions_per_credential` together with its live
+//!   stateless sessions, and `limits.max_sessions` over the server;
 //! - the connections it holds (a connection is held by the first
 //!   credential that authenticates on it), at most
 //!   `limits.max_connections_per_credential`;
 //! - its calls in flight, at most `limits.max_in_flight_calls_per_credential`;
+//! - its validations judged or waiting for a place, at most
+//!   `limits.max_validations_per_credential`;
+//! - the KiB its request bodies on their way announce, at most
+//!   `limits.max_request_bodies_kib_per_credential`;
 //! - two kinds of token bucket ([`Bucket`]): one for all its calls, one
 //!   per tool that `[rate_limits.tools]` names.
 //!
@@ -21,6 +26,7 @@
 
 use crate::auth::Principal;
 use crate::config::{Limits, Rate, RateLimits};
+use crate::sessions::ledger::SessionBounds;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -75,6 +81,8 @@ struct Share {
     sessions: u32,
     connections: u32,
     calls: Arc<Semaphore>,
+    validations: Arc<Semaphore>,
+    bodies: Arc<Semaphore>,
     bucket: Option<Bucket>,
     tools: HashMap<String, Bucket>,
 }
@@ -82,6 +90,8 @@ struct Share {
 /// Why a credential's request was refused by its share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OverShare {
+    /// The server holds `max_sessions` sessions.
+    ServerSessions,
     /// It holds `max_sessions_per_credential` sessions.
     Sessions,
     /// It holds `max_connections_per_credential` connections.
@@ -110,6 +120,8 @@ impl Tenants {
             sessions: 0,
             connections: 0,
             calls: Arc::new(Semaphore::new(self.limits.max_in_flight_calls_per_credential as usize)),
+            validations: Arc::new(Semaphore::new(self.limits.max_validations_per_credential as usize)),
+            bodies: Arc::new(Semaphore::new(self.limits.max_request_bodies_kib_per_credential as usize)),
             bucket: None,
             tools: HashMap::new(),
         })
@@ -119,11 +131,13 @@ impl Tenants {
     fn settle(&self, shares: &mut HashMap<String, Share>, id: &str) {
         let now = Instant::now();
         let Some(share) = shares.get_mut(id) else { return };
-        // Only the map holds the semaphore: no call holds or awaits a
-        // permit of it (a permit holds the semaphore too).
+        // Only the map holds the semaphores: no call or validation holds
+        // or awaits a permit of them (a permit holds its semaphore too).
         let idle = share.sessions == 0
             && share.connections == 0
             && Arc::strong_count(&share.calls) == 1
+            && Arc::strong_count(&share.validations) == 1
+            && Arc::strong_count(&share.bodies) == 1
             && share.bucket.as_mut().is_none_or(|bucket| bucket.is_full(now))
             && share.tools.values_mut().all(|bucket| bucket.is_full(now));
         if idle {
@@ -131,13 +145,24 @@ impl Tenants {
         }
     }
 
-    /// Reserve a session for `principal`, or say why not. The reservation
-    /// is kept by [`Tenants::release_session`] when the session ends (or
-    /// when none was made).
-    pub fn reserve_session(&self, principal: &Principal) -> Result<(), OverShare> {
+    /// Reserve an MCP session for `principal`, or say why not: the
+    /// sessions open here plus `elsewhere` (the live stateless sessions,
+    /// over the server and of `principal`) stay within `max_sessions` and
+    /// `max_sessions_per_credential`. Both bounds are checked and the
+    /// reservation made under one lock, so concurrent openings cannot
+    /// overshoot. It is given back by [`Tenants::release_session`] when
+    /// the session ends (or when none was made).
+    pub fn reserve_session(&self, principal: &Principal, elsewhere: SessionBounds) -> Result<(), OverShare> {
         let mut shares = self.shares();
+        let open: u64 = shares.values().map(|share| u64::from(share.sessions)).sum();
+        if open + u64::from(elsewhere.total) >= u64::from(self.limits.max_sessions) {
+            return Err(OverShare::ServerSessions);
+        }
         let share = self.share(&mut shares, &principal.id);
-        if share.sessions >= self.limits.max_sessions_per_credential {
+        if u64::from(share.sessions) + u64::from(elsewhere.per_credential)
+            >= u64::from(self.limits.max_sessions_per_credential)
+        {
+            self.settle(&mut shares, &principal.id);
             return Err(OverShare::Sessions);
         }
         share.sessions += 1;
@@ -153,9 +178,13 @@ impl Tenants {
         self.settle(&mut shares, id);
     }
 
-    /// Sessions open or reserved, over every credential.
-    pub fn sessions(&self) -> usize {
-        self.shares().values().map(|share| share.sessions as usize).sum()
+    /// MCP sessions open or reserved: over every credential, and of `id`.
+    pub fn sessions(&self, id: &str) -> SessionBounds {
+        let shares = self.shares();
+        SessionBounds {
+            total: shares.values().map(|share| share.sessions).fold(0, u32::saturating_add),
+            per_credential: shares.get(id).map_or(0, |share| share.sessions),
+        }
     }
 
     /// Hold a connection for credential `id`, released when the guard drops.
@@ -180,6 +209,25 @@ impl Tenants {
     pub fn end_call(&self, id: &str, permit: OwnedSemaphorePermit) {
         drop(permit);
         self.settle(&mut self.shares(), id);
+    }
+
+    /// Take `kib` of credential `id`'s share of request bodies on their
+    /// way, or `None` when it holds too much already; give it back with
+    /// [`Tenants::end_call`].
+    pub fn take_body(&self, id: &str, kib: u32) -> Option<OwnedSemaphorePermit> {
+        let mut shares = self.shares();
+        let taken = Arc::clone(&self.share(&mut shares, id).bodies).try_acquire_many_owned(kib).ok();
+        if taken.is_none() {
+            self.settle(&mut shares, id);
+        }
+        taken
+    }
+
+    /// The semaphore bounding `id`'s validations judged or waiting for a
+    /// place; give its permit back with [`Tenants::end_call`].
+    pub fn validations(&self, id: &str) -> Arc<Semaphore> {
+        let mut shares = self.shares();
+        Arc::clone(&self.share(&mut shares, id).validations)
     }
 
     /// Let one call of `tool` by `principal` through its buckets, or say
@@ -292,11 +340,12 @@ mod tests {
             Limits { max_sessions_per_credential: 2, max_connections_per_credential: 1, ..Limits::default() };
         let tenants = Arc::new(Tenants::new(limits, RateLimits { enabled: false, ..RateLimits::default() }));
         let (a, b) = (principal("token:a"), principal("token:b"));
-        tenants.reserve_session(&a).unwrap();
-        tenants.reserve_session(&a).unwrap();
-        assert_eq!(tenants.reserve_session(&a), Err(OverShare::Sessions));
-        tenants.reserve_session(&b).unwrap();
-        assert_eq!(tenants.sessions(), 3);
+        let none = SessionBounds::NONE;
+        tenants.reserve_session(&a, none).unwrap();
+        tenants.reserve_session(&a, none).unwrap();
+        assert_eq!(tenants.reserve_session(&a, none), Err(OverShare::Sessions));
+        tenants.reserve_session(&b, none).unwrap();
+        assert_eq!(tenants.sessions("token:a"), SessionBounds { total: 3, per_credential: 2 });
         let held = tenants.hold_connection("token:a").unwrap();
         assert!(matches!(tenants.hold_connection("token:a"), Err(OverShare::Connections)));
         assert!(tenants.hold_connection("token:b").is_ok(), "dropped at once, released");
@@ -305,7 +354,34 @@ mod tests {
         tenants.release_session("token:a");
         tenants.release_session("token:a");
         tenants.release_session("token:b");
-        assert_eq!(tenants.sessions(), 0);
+        assert_eq!(tenants.sessions("token:a"), SessionBounds::NONE);
         assert_eq!(tenants.tracked(), 0, "credentials holding nothing are forgotten");
+    }
+
+    #[test]
+    fn sessions_elsewhere_count_against_both_bounds_checked_under_one_lock() {
+        let limits = Limits { max_sessions: 4, max_sessions_per_credential: 2, ..Limits::default() };
+        let tenants = Arc::new(Tenants::new(limits, RateLimits { enabled: false, ..RateLimits::default() }));
+        let (a, b) = (principal("token:a"), principal("token:b"));
+        let mine = SessionBounds { total: 1, per_credential: 1 };
+        tenants.reserve_session(&a, mine).unwrap();
+        assert_eq!(tenants.reserve_session(&a, mine), Err(OverShare::Sessions), "one stateless, one MCP");
+        let full = SessionBounds { total: 3, per_credential: 0 };
+        assert_eq!(tenants.reserve_session(&b, full), Err(OverShare::ServerSessions), "1 here + 3 elsewhere");
+        assert_eq!(tenants.tracked(), 1, "a refused credential leaves no entry");
+        // Many openings at once never pass the server's bound.
+        let opened: usize = std::thread::scope(|scope| {
+            let openers: Vec<_> = (0..16)
+                .map(|n| {
+                    let tenants = Arc::clone(&tenants);
+                    scope.spawn(move || {
+                        let name = format!("token:{n}");
+                        tenants.reserve_session(&principal(&name), SessionBounds::NONE).is_ok() as usize
+                    })
+                })
+                .collect();
+            openers.into_iter().map(|opener| opener.join().unwrap()).sum()
+        });
+        assert_eq!(opened, 3, "4 in all, one of them token:a's");
     }
 }

@@ -23,13 +23,15 @@
 //!    guard is carried by a sealed handle ([`crate::sessions`]): a request
 //!    outside both would run unguarded.
 //! 4. **A new session within the bounds**: `max_sessions` over the server
-//!    and `max_sessions_per_credential` for the caller (503 with
-//!    `Retry-After`); the session it opens is owned by the caller.
+//!    and `max_sessions_per_credential` for the caller, each counting the
+//!    live stateless sessions too, checked and reserved under one lock
+//!    (503 with `Retry-After`); the session it opens is owned by the
+//!    caller.
 
 use super::message::{self, Body, Message, Params};
 use super::{App, Unavailable};
 use crate::auth::{AuthError, Principal};
-use crate::tenants::ConnectionHold;
+use crate::tenants::{ConnectionHold, OverShare};
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -236,15 +238,25 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
 /// An `initialize` without a session: within the server's and the
 /// caller's bounds, its session owned by the caller.
 async fn open_session(app: &App, principal: Principal, request: Request, next: Next) -> Response {
-    if app.state.tenants.sessions() >= app.state.limits.max_sessions as usize {
-        tracing::warn!("new session refused: too many open sessions");
-        return app.unavailable(Unavailable::TooManySessions);
+    // The live stateless sessions draw on the same bounds.
+    let stateless = match app.state.sessions.live(&principal.id).await {
+        Ok(live) => live,
+        Err(error) => {
+            tracing::warn!(%error, "new session refused: the session ledger could not be read");
+            return app.unavailable(Unavailable::TooManySessions);
+        }
+    };
+    match app.state.tenants.reserve_session(&principal, stateless) {
+        Ok(()) => app.owners.opening(principal, next.run(request)).await,
+        Err(OverShare::ServerSessions) => {
+            tracing::warn!("new session refused: too many open sessions");
+            app.unavailable(Unavailable::TooManySessions)
+        }
+        Err(_) => {
+            tracing::warn!("new session refused: the credential holds its share of sessions");
+            app.unavailable(Unavailable::CredentialSessions)
+        }
     }
-    if app.state.tenants.reserve_session(&principal).is_err() {
-        tracing::warn!("new session refused: the credential holds its share of sessions");
-        return app.unavailable(Unavailable::CredentialSessions);
-    }
-    app.owners.opening(principal, next.run(request)).await
 }
 
 #[cfg(test)]

@@ -27,7 +27,9 @@
 //! ([`scopes`]: 403 otherwise). MCP requests pass [`gate`]: a session
 //! id must be the caller's own, the message well-formed JSON-RPC, a new
 //! session within the server's and the credential's bounds. Bounds: bodies
-//! over `limits.max_body_kib` get 413; a request slower than
+//! over `limits.max_body_kib` get 413; bodies on their way hold at most
+//! `limits.max_request_bodies_kib` (and a credential's share of it, 503
+//! past either); a request slower than
 //! `limits.request_timeout_s` gets 408; connections are bounded as
 //! [`listener`] says; sessions idle for `limits.idle_session_s` are closed.
 //!
@@ -41,8 +43,11 @@
 //! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
 //! [`listener`] (connections), `message` (what the gates read of a
 //! JSON-RPC body, in one pass), `unread_body` (an answer given before the
-//! body was read keeps the connection usable or says `Connection: close`).
+//! body was read keeps the connection usable or says `Connection: close`),
+//! `body_budget` (the memory request bodies on their way may hold, per
+//! credential and over the server).
 
+mod body_budget;
 pub mod gate;
 pub mod listener;
 mod message;
@@ -88,6 +93,9 @@ pub(crate) struct App {
     answered: Notify,
     /// Validations judged at once, off the runtime's workers.
     validations: Arc<tokio::sync::Semaphore>,
+    /// The KiB request bodies on their way may announce, over the server
+    /// (`limits.max_request_bodies_kib`).
+    bodies: Arc<tokio::sync::Semaphore>,
     /// Where the OAuth protected-resource metadata is, when published.
     metadata_url: Option<String>,
     /// The scopes tools and skills need, with `[oauth]`.
@@ -103,6 +111,9 @@ pub(crate) enum Unavailable {
     CredentialSessions,
     CredentialConnections,
     TooManyValidations,
+    CredentialValidations,
+    RequestBodies,
+    CredentialRequestBodies,
 }
 
 impl Unavailable {
@@ -115,6 +126,9 @@ impl Unavailable {
             Self::CredentialSessions => "credential_sessions",
             Self::CredentialConnections => "credential_connections",
             Self::TooManyValidations => "too_many_validations",
+            Self::CredentialValidations => "credential_validations",
+            Self::RequestBodies => "request_bodies",
+            Self::CredentialRequestBodies => "credential_request_bodies",
         }
     }
 
@@ -127,6 +141,9 @@ impl Unavailable {
             Self::CredentialSessions => "this credential holds its share of sessions",
             Self::CredentialConnections => "this credential holds its share of connections",
             Self::TooManyValidations => "too many validations",
+            Self::CredentialValidations => "this credential holds its share of validations",
+            Self::RequestBodies => "too many request bodies on their way",
+            Self::CredentialRequestBodies => "this credential holds its share of request bodies on their way",
         }
     }
 }
@@ -309,6 +326,7 @@ impl HttpServer {
             admitted: AtomicUsize::new(0),
             answered: Notify::new(),
             validations: Arc::new(tokio::sync::Semaphore::new(limits.max_validations as usize)),
+            bodies: Arc::new(tokio::sync::Semaphore::new(limits.max_request_bodies_kib as usize)),
             metadata_url: config.oauth.as_ref().and_then(|oauth| oauth.metadata_url()),
             scopes: config.oauth.as_ref().map(scopes::ScopePolicy::new),
         });
@@ -335,6 +353,7 @@ impl HttpServer {
         }
         let protected = protected
             .layer(DefaultBodyLimit::max(limits.max_body_bytes()))
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), body_budget::within_budget))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), gate::authenticate));
         let ready = Arc::clone(&app);
         let router = Router::new()

@@ -12,7 +12,10 @@
 //!   `limits.max_validations` at once and within the request timeout, so
 //!   large requests never stall the server's workers (health probes,
 //!   other tenants' calls); one past the bound waits for a place within
-//!   the same timeout, then gets 503 with `Retry-After`.
+//!   the same timeout, then gets 503 with `Retry-After`. One credential
+//!   has at most `limits.max_validations_per_credential` judged or
+//!   waiting for a place at once; its others wait behind its own, so a
+//!   credential sending many cannot push another's to the back.
 //! - Each validation draws from the credential's rate bucket like a tool
 //!   call (429 with `Retry-After` past it).
 
@@ -165,8 +168,8 @@ pub(crate) async fn review_route(
 }
 
 /// Run `work` on a request's body on a blocking thread, within the
-/// credential's rate (drawn from its bucket for `route`), a validation
-/// place and the request timeout.
+/// credential's rate (drawn from its bucket for `route`), its share of
+/// validations, a validation place and the request timeout.
 async fn off_the_workers(
     app: Arc<App>,
     principal: Principal,
@@ -178,15 +181,28 @@ async fn off_the_workers(
     if let Err(wait) = app.state.tenants.admit_call(&principal, route) {
         return too_many_requests(wait);
     }
+    let tenants = &app.state.tenants;
+    // Its own turn first: only then does it queue for a place, so the
+    // place queue holds at most each credential's share.
+    let Ok(Ok(turn)) =
+        tokio::time::timeout_at(deadline, tenants.validations(&principal.id).acquire_owned()).await
+    else {
+        tracing::warn!("validation refused: the credential's earlier validations held its share");
+        return app.unavailable(Unavailable::CredentialValidations);
+    };
     let Ok(Ok(place)) = tokio::time::timeout_at(deadline, Arc::clone(&app.validations).acquire_owned()).await
     else {
         tracing::warn!("validation refused: every validation place stayed taken");
+        tenants.end_call(&principal.id, turn);
         return app.unavailable(Unavailable::TooManyValidations);
     };
     let judged = Arc::clone(&app);
     let judging = tokio::task::spawn_blocking(move || {
         let _place = place;
-        work(&judged, &body)
+        let verdict = work(&judged, &body);
+        // Held until the judging ends, even past a timeout's 408.
+        judged.state.tenants.end_call(&principal.id, turn);
+        verdict
     });
     match tokio::time::timeout_at(deadline, judging).await {
         Ok(Ok(Ok(response))) => response,

@@ -76,13 +76,19 @@ pub fn new_id() -> Result<String, LedgerError> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// Live sessions bounds for [`Ledger::create`].
-#[derive(Clone, Copy, Debug)]
+/// Live sessions bounds for [`Ledger::create`] (or counts of live
+/// sessions, from [`Ledger::live`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionBounds {
     /// Over the server (every replica sharing the ledger).
     pub total: u32,
     /// Per credential.
     pub per_credential: u32,
+}
+
+impl SessionBounds {
+    /// No sessions.
+    pub const NONE: Self = Self { total: 0, per_credential: 0 };
 }
 
 /// Add `entries` (JSON texts) to session `id` from position `first`.
@@ -149,6 +155,27 @@ impl Ledger {
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Live sessions (neither expired nor held): over the ledger, and of
+    /// `credential`. An MCP session opening counts these against the same
+    /// bounds.
+    pub fn live(&self, credential: &str) -> Result<SessionBounds, LedgerError> {
+        let connection = self.connection();
+        let now = now_ms();
+        let live = "expires >= ?1 OR held_until >= ?1";
+        let total: i64 = connection.query_row(
+            &format!("SELECT count(*) FROM guarded_sessions WHERE {live}"),
+            params![now],
+            |row| row.get(0),
+        )?;
+        let mine: i64 = connection.query_row(
+            &format!("SELECT count(*) FROM guarded_sessions WHERE credential = ?2 AND ({live})"),
+            params![now, credential],
+            |row| row.get(0),
+        )?;
+        let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
+        Ok(SessionBounds { total: count(total), per_credential: count(mine) })
     }
 
     /// Open session `id` (from [`new_id`]) of `credential` on `skill` with
@@ -365,9 +392,12 @@ mod tests {
             open(&ledger, "b", &one, TTL, Duration::ZERO).unwrap();
         }
         assert_eq!(open(&ledger, "c", &one, TTL, LEASE), Err(LedgerError::ServerFull));
+        assert_eq!(ledger.live("a"), Ok(SessionBounds { total: 4, per_credential: 2 }));
+        assert_eq!(ledger.live("c"), Ok(SessionBounds { total: 4, per_credential: 0 }));
         let short = Ledger::open(None).unwrap();
         let id = open(&short, "a", &one, Duration::ZERO, Duration::ZERO).unwrap();
         std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(short.live("a"), Ok(SessionBounds::NONE), "expired, not live");
         assert_eq!(short.claim(&id, "a", "s", 0, LEASE, true), Err(LedgerError::Unknown));
         for _ in 0..2 {
             open(&short, "a", &one, TTL, LEASE).unwrap();

@@ -242,8 +242,18 @@ impl GuardedSessions {
         CallContext { workspace: principal.workspace.clone(), trace_id: Some(format!("mcp-session-{id}")) }
     }
 
+    /// The live stateless sessions, over the ledger and of `credential`:
+    /// an MCP session opening counts them against the same bounds.
+    pub async fn live(&self, credential: &str) -> Result<SessionBounds, LedgerError> {
+        let credential = credential.to_owned();
+        self.ledger(move |ledger| ledger.live(&credential)).await
+    }
+
     /// Hold the session `handle` names (or a new one, without a handle)
-    /// of `principal` on `skill` for one call, which may last `lease`.
+    /// of `principal` on `skill` for one call, which may last `lease`. A
+    /// new one is opened within the bounds less `in_mcp`: the MCP sessions
+    /// open in this process, over the server and of `principal` (the two
+    /// kinds draw on one share).
     pub async fn hold(
         &self,
         liaison: &Liaison,
@@ -251,6 +261,7 @@ impl GuardedSessions {
         skill: &Skill,
         handle: Option<&str>,
         lease: Duration,
+        in_mcp: SessionBounds,
     ) -> Result<Held, Refused> {
         let credential = principal.id.clone();
         let bound = holder(principal);
@@ -261,7 +272,11 @@ impl GuardedSessions {
             session.activate(&name).map_err(|error| Refused::Activation(error.to_string()))?;
             let entries = entry_texts(session.trace(), 0);
             let stored = entries.len();
-            let (bounds, ttl) = (self.bounds, self.ttl);
+            let bounds = SessionBounds {
+                total: self.bounds.total.saturating_sub(in_mcp.total),
+                per_credential: self.bounds.per_credential.saturating_sub(in_mcp.per_credential),
+            };
+            let ttl = self.ttl;
             let (key, owner, skill_name) = (id.clone(), credential.clone(), name.clone());
             self.ledger(move |ledger| ledger.create(&key, &owner, &skill_name, &entries, bounds, ttl, lease))
                 .await?;

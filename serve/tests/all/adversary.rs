@@ -10,15 +10,16 @@
 //!   credential's GET (with `Last-Event-ID`), DELETE, notification or
 //!   request on its id is refused before the SDK sees it, and the owner's
 //!   call in flight still gets its result.
-//! - Every credential has a share of sessions, calls and connections, and
-//!   a rate: one holding its whole share leaves the others served.
+//! - Every credential has a share of sessions, calls, connections,
+//!   validations and request bodies on the way, and a rate: one holding
+//!   its whole share leaves the others served.
 //! - Host and Origin are checked on every route; malformed JSON-RPC gets
 //!   400 / -32600; skill routes serve nothing outside a session;
 //!   `/v1/validate` judges off the runtime's workers, in submission mode
 //!   by default, and says whether the seal verified; a request admitted
 //!   before shutdown is served.
 
-use crate::support::{Server, TOOLS, initialize, stateless_call};
+use crate::support::{Server, TOOLS, initialize, stateless_call, stateless_request};
 use harmonia_serve::config::{Limits, Rate, RateLimits, ServeConfig};
 use harmonia_testkit::metric_value;
 use harmonia_testkit::server::Loopback;
@@ -297,6 +298,79 @@ fn a_refusal_before_the_body_keeps_the_connection_usable_or_says_it_closes() {
         assert_eq!(got, status, "{what}: {answer:?}");
         assert!(answer.iter().any(|line| line == "connection: close"), "{what}: {answer:?}");
     }
+}
+
+/// The head of a POST to `/mcp` announcing a body of `length` bytes.
+fn post_head(token: &str, length: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
+/// A body of `length` bytes on its way: the head and one byte sent, the
+/// rest never.
+fn trickling(address: &str, token: &str, length: usize) -> TcpStream {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.write_all(format!("{}{{", post_head(token, length)).as_bytes()).unwrap();
+    stream
+}
+
+/// A whole `tools/list` padded to `length` bytes on a new connection: its
+/// status, and the answer's head.
+fn padded_list(address: &str, token: &str, length: usize) -> (u16, Vec<String>) {
+    let message = stateless_request("tools/list", json!({})).to_string();
+    let body = format!("{message}{}", " ".repeat(length - message.len()));
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.write_all(format!("{}{body}", post_head(token, length)).as_bytes()).unwrap();
+    read_head(&mut stream)
+}
+
+/// Bodies on the way are buffered whole before the MCP SDK parses them:
+/// a client trickling large bodies on many connections would hold memory
+/// for the whole request timeout. Each credential has a share of the
+/// bytes announced by the bodies on their way, the server a bound over
+/// all; past either the request gets 503 with `Retry-After` at once, and
+/// other credentials' requests are served.
+#[test]
+fn request_bodies_on_the_way_are_bounded_per_credential_and_over_the_server() {
+    let upstream = Loopback::start();
+    let limits = Limits {
+        max_body_kib: 64,
+        max_request_bodies_kib_per_credential: 128,
+        max_request_bodies_kib: 192,
+        ..Limits::default()
+    };
+    let server = Server::start(&upstream, config(limits));
+    let (second, third) =
+        (server.add_token("ws_demo", &TOOLS, None), server.add_token("ws_demo", &TOOLS, None));
+    let large = 60 * 1024;
+    let mine: Vec<TcpStream> = (0..2).map(|_| trickling(&server.address(), &server.token, large)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+
+    let (status, head) = padded_list(&server.address(), &server.token, large);
+    assert_eq!(status, 503, "past the credential's share: {head:?}");
+    assert!(head.iter().any(|line| line.starts_with("retry-after:")), "{head:?}");
+    assert_eq!(padded_list(&server.address(), &second, 2048).0, 200, "another credential is served");
+
+    let theirs = trickling(&server.address(), &second, large);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, head) = padded_list(&server.address(), &third, large);
+    assert_eq!(status, 503, "past the server's bound: {head:?}");
+    assert_eq!(padded_list(&server.address(), &third, 2048).0, 200, "a small body still fits");
+    let metrics = server.metrics();
+    assert_eq!(
+        metric_value(&metrics, "harmonia_http_unavailable_total{reason=\"credential_request_bodies\"}"),
+        1.0
+    );
+    assert_eq!(metric_value(&metrics, "harmonia_http_unavailable_total{reason=\"request_bodies\"}"), 1.0);
+
+    // The bodies given up free their share.
+    drop(mine);
+    drop(theirs);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(padded_list(&server.address(), &server.token, large).0, 200);
 }
 
 #[test]
@@ -674,6 +748,46 @@ fn heavy_validations_run_off_the_workers_and_never_stall_health_probes() {
     // both workers for seconds.
     assert!(slowest < Duration::from_secs(1), "a health probe waited {slowest:?} behind validations");
     println!("slowest of five health probes during four heavy validations: {slowest:?}");
+}
+
+/// POST `request` to `/v1/validate` with `token`; the status and when
+/// the answer came.
+fn validate_at(url: &str, token: &str, request: &Value) -> (u16, Instant) {
+    let mut response = crate::support::agent()
+        .post(format!("{url}/v1/validate"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(request.to_string())
+        .unwrap();
+    let _ = response.body_mut().read_to_string();
+    (response.status().as_u16(), Instant::now())
+}
+
+#[test]
+fn one_credential_queueing_validations_leaves_another_its_place() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let heavy = heavy_validation(12_000);
+    let flood: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, token, request) = (server.url.clone(), server.token.clone(), heavy.clone());
+            std::thread::spawn(move || validate_at(&url, &token, &request))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let (status, answered) = validate_at(&server.url, &other, &heavy_validation(10));
+    assert_eq!(status, 200);
+    let flooded: Vec<(u16, Instant)> = flood.into_iter().map(|handle| handle.join().unwrap()).collect();
+    assert!(flooded.iter().all(|(status, _)| *status == 200), "the flood waits its turn: {flooded:?}");
+    let before = flooded.iter().filter(|(_, at)| *at < answered).count();
+    // The order of answers, not a time: with one queue for every
+    // credential, the second credential waited behind the first's three
+    // queued validations.
+    assert!(
+        before <= 1,
+        "{before} of the first credential's validations were answered before the second's one"
+    );
 }
 
 #[test]

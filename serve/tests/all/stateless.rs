@@ -254,6 +254,34 @@ fn stateless_sessions_count_against_the_credentials_share() {
     assert_eq!(theirs.envelope()["status"], "success", "another credential still opens its own");
 }
 
+/// The two kinds of session draw on one share: a credential holding MCP
+/// sessions opens fewer stateless ones, and the other way round, and the
+/// server's bound counts both.
+#[test]
+fn mcp_and_stateless_sessions_draw_on_one_share() {
+    let upstream = Loopback::start();
+    let mut config = ServeConfig::default();
+    config.limits.max_sessions_per_credential = 2;
+    config.limits.max_sessions = 3;
+    let server = Server::start(&upstream, config);
+    let token = server.token.clone();
+    server.open_session("/mcp", &token);
+    server.open_session("/mcp", &token);
+    let stateless = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(stateless.refusal(), Some("credential_sessions"), "{}", stateless.message);
+
+    let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let opened = call(&server, &other, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(opened.envelope()["status"], "success", "{}", opened.message);
+    let initialize = server.post("/mcp", &other, &[], &crate::support::initialize());
+    assert_eq!(initialize.status, 503, "the server holds 3 sessions of both kinds: {}", initialize.body);
+    assert_eq!(initialize.json()["error"], "too many sessions", "{}", initialize.body);
+
+    let third = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let refused = call(&server, &third, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(refused.refusal(), Some("too_many_sessions"), "{}", refused.message);
+}
+
 #[test]
 fn lists_and_discovery_say_how_long_they_keep_and_that_they_are_private() {
     let upstream = Loopback::start();
