@@ -211,6 +211,12 @@ impl Tenants {
         self.settle(&mut self.shares(), id);
     }
 
+    /// Forget credential `id` if it holds nothing (after a wait for one
+    /// of its semaphores gave up).
+    pub fn forget_if_idle(&self, id: &str) {
+        self.settle(&mut self.shares(), id);
+    }
+
     /// Take `kib` of credential `id`'s share of request bodies on their
     /// way, or `None` when it holds too much already; give it back with
     /// [`Tenants::end_call`].

@@ -188,6 +188,7 @@ async fn off_the_workers(
         tokio::time::timeout_at(deadline, tenants.validations(&principal.id).acquire_owned()).await
     else {
         tracing::warn!("validation refused: the credential's earlier validations held its share");
+        tenants.forget_if_idle(&principal.id);
         return app.unavailable(Unavailable::CredentialValidations);
     };
     let Ok(Ok(place)) = tokio::time::timeout_at(deadline, Arc::clone(&app.validations).acquire_owned()).await
