@@ -410,7 +410,7 @@ fn tenant_checks_ns(calls: usize) -> f64 {
         let permit = std::sync::Arc::clone(&tenants.calls(&principal.id)).try_acquire_owned();
         let owned = owners.owner("a.0b6f2c").as_ref() == Some(&principal);
         if let Ok(permit) = permit {
-            tenants.end_call(&principal.id, permit);
+            tenants.give_back(&principal.id, permit);
         }
         samples.push(started.elapsed());
         std::hint::black_box((admitted, owned));

@@ -418,7 +418,7 @@ struct CredentialPermit(Option<(Arc<Tenants>, String, OwnedSemaphorePermit)>);
 impl Drop for CredentialPermit {
     fn drop(&mut self) {
         if let Some((tenants, id, permit)) = self.0.take() {
-            tenants.end_call(&id, permit);
+            tenants.give_back(&id, permit);
         }
     }
 }

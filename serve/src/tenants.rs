@@ -204,9 +204,10 @@ impl Tenants {
         Arc::clone(&self.share(&mut shares, id).calls)
     }
 
-    /// Hand back a call permit of credential `id` (dropping it), and
-    /// forget the credential if it now holds nothing.
-    pub fn end_call(&self, id: &str, permit: OwnedSemaphorePermit) {
+    /// Hand back a permit of one of credential `id`'s semaphores (a call,
+    /// a validation's turn, a body's KiB) by dropping it, and forget the
+    /// credential if it now holds nothing.
+    pub fn give_back(&self, id: &str, permit: OwnedSemaphorePermit) {
         drop(permit);
         self.settle(&mut self.shares(), id);
     }
@@ -219,7 +220,7 @@ impl Tenants {
 
     /// Take `kib` of credential `id`'s share of request bodies on their
     /// way, or `None` when it holds too much already; give it back with
-    /// [`Tenants::end_call`].
+    /// [`Tenants::give_back`].
     pub fn take_body(&self, id: &str, kib: u32) -> Option<OwnedSemaphorePermit> {
         let mut shares = self.shares();
         let taken = Arc::clone(&self.share(&mut shares, id).bodies).try_acquire_many_owned(kib).ok();
@@ -230,7 +231,7 @@ impl Tenants {
     }
 
     /// The semaphore bounding `id`'s validations judged or waiting for a
-    /// place; give its permit back with [`Tenants::end_call`].
+    /// place; give its permit back with [`Tenants::give_back`].
     pub fn validations(&self, id: &str) -> Arc<Semaphore> {
         let mut shares = self.shares();
         Arc::clone(&self.share(&mut shares, id).validations)

@@ -53,13 +53,13 @@ pub(crate) async fn within_budget(State(app): State<Arc<App>>, request: Request,
         return app.unavailable(Unavailable::CredentialRequestBodies);
     };
     let Ok(shared) = Arc::clone(&app.bodies).try_acquire_many_owned(kib) else {
-        tenants.end_call(&id, own);
+        tenants.give_back(&id, own);
         tracing::warn!("request refused: the bodies on their way hold the server's bound");
         return app.unavailable(Unavailable::RequestBodies);
     };
     let response = next.run(request).await;
     drop(shared);
-    tenants.end_call(&id, own);
+    tenants.give_back(&id, own);
     response
 }
 

@@ -194,7 +194,7 @@ async fn off_the_workers(
     let Ok(Ok(place)) = tokio::time::timeout_at(deadline, Arc::clone(&app.validations).acquire_owned()).await
     else {
         tracing::warn!("validation refused: every validation place stayed taken");
-        tenants.end_call(&principal.id, turn);
+        tenants.give_back(&principal.id, turn);
         return app.unavailable(Unavailable::TooManyValidations);
     };
     let judged = Arc::clone(&app);
@@ -202,7 +202,7 @@ async fn off_the_workers(
         let _place = place;
         let verdict = work(&judged, &body);
         // Held until the judging ends, even past a timeout's 408.
-        judged.state.tenants.end_call(&principal.id, turn);
+        judged.state.tenants.give_back(&principal.id, turn);
         verdict
     });
     match tokio::time::timeout_at(deadline, judging).await {

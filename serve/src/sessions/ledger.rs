@@ -157,7 +157,7 @@ impl Ledger {
         self.connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Live sessions (neither expired nor held): over the ledger, and of
+    /// Live sessions (not expired, or held by a call): over the ledger, and of
     /// `credential`. An MCP session opening counts these against the same
     /// bounds.
     pub fn live(&self, credential: &str) -> Result<SessionBounds, LedgerError> {
