@@ -154,8 +154,9 @@ impl Tenants {
     /// the session ends (or when none was made).
     pub fn reserve_session(&self, principal: &Principal, elsewhere: SessionBounds) -> Result<(), OverShare> {
         let mut shares = self.shares();
-        let open: u64 = shares.values().map(|share| u64::from(share.sessions)).sum();
-        if open + u64::from(elsewhere.total) >= u64::from(self.limits.max_sessions) {
+        if u64::from(open_sessions(&shares)) + u64::from(elsewhere.total)
+            >= u64::from(self.limits.max_sessions)
+        {
             return Err(OverShare::ServerSessions);
         }
         let share = self.share(&mut shares, &principal.id);
@@ -182,7 +183,7 @@ impl Tenants {
     pub fn sessions(&self, id: &str) -> SessionBounds {
         let shares = self.shares();
         SessionBounds {
-            total: shares.values().map(|share| share.sessions).fold(0, u32::saturating_add),
+            total: open_sessions(&shares),
             per_credential: shares.get(id).map_or(0, |share| share.sessions),
         }
     }
@@ -276,6 +277,11 @@ impl Tenants {
     pub fn tracked(&self) -> usize {
         self.shares().len()
     }
+}
+
+/// MCP sessions open or reserved, over every credential.
+fn open_sessions(shares: &HashMap<String, Share>) -> u32 {
+    shares.values().map(|share| share.sessions).fold(0, u32::saturating_add)
 }
 
 /// A connection held by a credential; released on drop.

@@ -91,6 +91,19 @@ impl SessionBounds {
     pub const NONE: Self = Self { total: 0, per_credential: 0 };
 }
 
+/// The sessions live at `now` (not expired, or held by a call): over the
+/// ledger, and of `credential`.
+fn live_sessions(connection: &Connection, credential: &str, now: i64) -> rusqlite::Result<SessionBounds> {
+    let (total, mine): (i64, i64) = connection.query_row(
+        "SELECT count(*), count(CASE WHEN credential = ?2 THEN 1 END) FROM guarded_sessions
+         WHERE expires >= ?1 OR held_until >= ?1",
+        params![now, credential],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
+    Ok(SessionBounds { total: count(total), per_credential: count(mine) })
+}
+
 /// Add `entries` (JSON texts) to session `id` from position `first`.
 fn add_entries(connection: &Connection, id: &str, first: u64, entries: &[String]) -> rusqlite::Result<()> {
     let mut insert = connection
@@ -161,21 +174,7 @@ impl Ledger {
     /// `credential`. An MCP session opening counts these against the same
     /// bounds.
     pub fn live(&self, credential: &str) -> Result<SessionBounds, LedgerError> {
-        let connection = self.connection();
-        let now = now_ms();
-        let live = "expires >= ?1 OR held_until >= ?1";
-        let total: i64 = connection.query_row(
-            &format!("SELECT count(*) FROM guarded_sessions WHERE {live}"),
-            params![now],
-            |row| row.get(0),
-        )?;
-        let mine: i64 = connection.query_row(
-            &format!("SELECT count(*) FROM guarded_sessions WHERE credential = ?2 AND ({live})"),
-            params![now, credential],
-            |row| row.get(0),
-        )?;
-        let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
-        Ok(SessionBounds { total: count(total), per_credential: count(mine) })
+        Ok(live_sessions(&self.connection(), credential, now_ms())?)
     }
 
     /// Open session `id` (from [`new_id`]) of `credential` on `skill` with
@@ -202,17 +201,11 @@ impl Ledger {
         )?;
         transaction
             .execute("DELETE FROM guarded_sessions WHERE expires < ?1 AND held_until < ?1", params![now])?;
-        let total: i64 =
-            transaction.query_row("SELECT count(*) FROM guarded_sessions", [], |row| row.get(0))?;
-        if total >= i64::from(bounds.total) {
+        let live = live_sessions(&transaction, credential, now)?;
+        if live.total >= bounds.total {
             return Err(LedgerError::ServerFull);
         }
-        let mine: i64 = transaction.query_row(
-            "SELECT count(*) FROM guarded_sessions WHERE credential = ?1",
-            params![credential],
-            |row| row.get(0),
-        )?;
-        if mine >= i64::from(bounds.per_credential) {
+        if live.per_credential >= bounds.per_credential {
             return Err(LedgerError::CredentialFull);
         }
         transaction.execute(

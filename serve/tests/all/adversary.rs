@@ -19,7 +19,7 @@
 //!   by default, and says whether the seal verified; a request admitted
 //!   before shutdown is served.
 
-use crate::support::{Server, TOOLS, initialize, stateless_call, stateless_request};
+use crate::support::{Server, TOOLS, initialize, stateless_call, stateless_request, validate_at};
 use harmonia_serve::config::{Limits, Rate, RateLimits, ServeConfig};
 use harmonia_testkit::metric_value;
 use harmonia_testkit::server::Loopback;
@@ -719,16 +719,7 @@ fn heavy_validations_run_off_the_workers_and_never_stall_health_probes() {
     let running: Vec<_> = (0..4)
         .map(|_| {
             let (url, token, request) = (server.url.clone(), server.token.clone(), request.clone());
-            std::thread::spawn(move || {
-                let mut response = crate::support::agent()
-                    .post(format!("{url}/v1/validate"))
-                    .header("Authorization", &format!("Bearer {token}"))
-                    .header("Content-Type", "application/json")
-                    .send(request.to_string())
-                    .unwrap();
-                let status = response.status().as_u16();
-                (status, response.body_mut().read_to_string().unwrap_or_default())
-            })
+            std::thread::spawn(move || validate_at(&crate::support::agent(), &url, &token, &request))
         })
         .collect();
     std::thread::sleep(Duration::from_millis(100));
@@ -752,15 +743,9 @@ fn heavy_validations_run_off_the_workers_and_never_stall_health_probes() {
 
 /// POST `request` to `/v1/validate` with `token`; the status and when
 /// the answer came.
-fn validate_at(url: &str, token: &str, request: &Value) -> (u16, Instant) {
-    let mut response = crate::support::agent()
-        .post(format!("{url}/v1/validate"))
-        .header("Authorization", &format!("Bearer {token}"))
-        .header("Content-Type", "application/json")
-        .send(request.to_string())
-        .unwrap();
-    let _ = response.body_mut().read_to_string();
-    (response.status().as_u16(), Instant::now())
+fn validated_when(url: &str, token: &str, request: &Value) -> (u16, Instant) {
+    let (status, _) = validate_at(&crate::support::agent(), url, token, request);
+    (status, Instant::now())
 }
 
 #[test]
@@ -771,12 +756,12 @@ fn one_credential_queueing_validations_leaves_another_its_place() {
     let flood: Vec<_> = (0..4)
         .map(|_| {
             let (url, token, request) = (server.url.clone(), server.token.clone(), heavy.clone());
-            std::thread::spawn(move || validate_at(&url, &token, &request))
+            std::thread::spawn(move || validated_when(&url, &token, &request))
         })
         .collect();
     std::thread::sleep(Duration::from_millis(200));
     let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
-    let (status, answered) = validate_at(&server.url, &other, &heavy_validation(10));
+    let (status, answered) = validated_when(&server.url, &other, &heavy_validation(10));
     assert_eq!(status, 200);
     let flooded: Vec<(u16, Instant)> = flood.into_iter().map(|handle| handle.join().unwrap()).collect();
     assert!(flooded.iter().all(|(status, _)| *status == 200), "the flood waits its turn: {flooded:?}");

@@ -159,15 +159,8 @@ impl Server {
 
     /// `POST /v1/validate` with the server's token: status and body.
     pub fn validate_status(&self, request: &Value) -> (u16, Value) {
-        let mut response = self
-            .agent
-            .post(format!("{}/v1/validate", self.url))
-            .header("Authorization", &format!("Bearer {}", self.token))
-            .header("Content-Type", "application/json")
-            .send(request.to_string())
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap_or(Value::Null))
+        let (status, body) = validate_at(&self.agent, &self.url, &self.token, request);
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
     pub fn validate(&self, request: Value) -> Value {
@@ -286,6 +279,19 @@ pub fn call_at(agent: &ureq::Agent, url: &str, token: &str, tool: &str, argument
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// `POST /v1/validate` at `url` with `token` (from any thread): status
+/// and body text.
+pub fn validate_at(agent: &ureq::Agent, url: &str, token: &str, request: &Value) -> (u16, String) {
+    let mut response = agent
+        .post(format!("{url}/v1/validate"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(request.to_string())
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
 }
 
 /// The test's HTTP client: statuses are answers, not errors.
