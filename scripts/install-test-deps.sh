@@ -18,6 +18,11 @@
 #     registry the OCI plugin tests push to and pull from), its service
 #     kept from starting: tests run their own on 127.0.0.1 with a
 #     temporary storage directory;
+#   - PostgreSQL from Debian's packages (the shared store of replicas on
+#     several machines), its service kept from starting: tests run their
+#     own servers (initdb into a temporary directory), on 127.0.0.1 or
+#     inside the network namespaces of the multi-host test; and iproute2
+#     (`ip netns`, veth, bridges) for that test;
 #   - chromium from Debian's packages, and playwright-core and axe-core
 #     from npm (the review page's browser test drives that Chromium; no
 #     browser is downloaded);
@@ -47,40 +52,24 @@ LANGCHAIN_MCP_ADAPTERS=0.3.2
 LANGCHAIN_CORE=1.8.3
 LANGCHAIN_MCP=1.30.0
 
-if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+# Debian's packages the tests run, installed together (one `apt-get
+# update`), their services kept from starting: tests start their own.
+missing=()
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing+=(nginx)
+[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
       trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     fi
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    echo "install-test-deps: nginx is missing; install Debian's nginx (as root: apt-get install nginx)" >&2
-    exit 1
-  fi
-fi
-
-if [ ! -x /usr/bin/docker-registry ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
-  else
-    echo "install-test-deps: docker-registry is missing; install Debian's docker-registry (as root: apt-get install docker-registry)" >&2
-    exit 1
-  fi
-fi
-
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
-  else
-    echo "install-test-deps: chromium is missing; install Debian's chromium (as root: apt-get install chromium)" >&2
+    echo "install-test-deps: ${missing[*]} missing; install Debian's packages (as root: apt-get install ${missing[*]})" >&2
     exit 1
   fi
 fi

@@ -1,5 +1,5 @@
-//! The spans of real calls (mock sources), caught by the SDK's in-memory
-//! exporter: one `harmonia.call` per call with its outcome, a child
+//! The spans of real calls (mock sources), caught by an exporter that
+//! keeps them in memory: one `harmonia.call` per call with its outcome, a child
 //! `harmonia.capability` per capability use inside it, and no argument,
 //! URL or data in any of them.
 
@@ -8,8 +8,29 @@ use harmonia_host::{CallContext, Host};
 use harmonia_serve::telemetry::CallSpans;
 use opentelemetry::Value;
 use opentelemetry::trace::Status;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SpanData};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
+
+/// The spans exported, kept. (The SDK's own in-memory exporter needs its
+/// `testing` feature, which would give the test build other features of
+/// opentelemetry than `cargo run` has, and the demo a rebuild.)
+#[derive(Clone, Debug, Default)]
+struct KeptSpans(Arc<Mutex<Vec<SpanData>>>);
+
+impl KeptSpans {
+    fn get_finished_spans(&self) -> Result<Vec<SpanData>, String> {
+        self.0.lock().map(|spans| spans.clone()).map_err(|error| error.to_string())
+    }
+}
+
+impl SpanExporter for KeptSpans {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.0.lock().expect("not poisoned").extend(batch);
+        Ok(())
+    }
+}
 
 const CANARY: &str = "CANARYx7q";
 
@@ -19,7 +40,7 @@ fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
 
 fn spans_of(calls: &[(&str, String)]) -> Vec<SpanData> {
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
-    let exporter = InMemorySpanExporter::default();
+    let exporter = KeptSpans::default();
     let spans = CallSpans::with_exporter(exporter.clone());
     for (tool, input) in calls {
         let record = host.call_recorded(tool, input, &CallContext::for_workspace("ws_demo")).unwrap();
@@ -80,7 +101,7 @@ fn a_clients_traceparent_is_the_parent_of_the_call_span_and_a_malformed_one_is_i
     use harmonia_serve::telemetry::TraceParent;
     use opentelemetry::trace::{SpanId, TraceId};
     let host = Host::new(HostConfig { mock: true, ..HostConfig::default() }).unwrap();
-    let exporter = InMemorySpanExporter::default();
+    let exporter = KeptSpans::default();
     let spans = CallSpans::with_exporter(exporter.clone());
     let record = host
         .call_recorded("get_job_status", r#"{"job_id": "job-7"}"#, &CallContext::for_workspace("ws_demo"))
