@@ -44,6 +44,7 @@
 //! - [`inspect`]: a component's imports, exports, verdict and descriptor.
 //! - [`liaison`]: sessions, the host key and skill directories (the
 //!   answer, trace and validator are the contract crate's).
+//! - [`secret_file`]: who may read a file holding a secret.
 //! - [`log`]: structured log records and sinks.
 //! - [`metrics`]: Prometheus counters, gauges and histograms.
 
@@ -61,6 +62,7 @@ pub mod liaison;
 pub mod log;
 pub mod metrics;
 pub mod plugin;
+pub mod secret_file;
 
 // The contract's tables and pure parsers live in `harmonia-contract`, which
 // embedders use directly; inside the host they keep short paths.

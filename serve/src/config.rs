@@ -18,7 +18,10 @@
 //! skill_scope = "harmonia:skills:{skill}"   # and uses a skill's route only with its
 //! [sessions]                           # optional: stateless guarded sessions shared by replicas
 //! key_file = "session.key"             # >= 32 bytes of secret, mode 600: seals the handles
-//! ledger = "sessions.db"               # SQLite: each session's step and trace
+//! ledger = "sessions.db"               # SQLite file, or postgres://user@host:5432/db (several machines)
+//! password_file = "ledger.password"    # PostgreSQL's password (else $HARMONIA_LEDGER_PASSWORD)
+//! pool_size = 16                       # connections to PostgreSQL
+//! timeout_ms = 2000                    # the longest wait on PostgreSQL
 //! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
 //! otlp_endpoint = "http://127.0.0.1:4318/v1/traces"
 //! [metrics]                            # GET /metrics (Prometheus text)
@@ -96,17 +99,33 @@ pub struct ServeConfig {
 }
 
 /// `[sessions]`: where stateless guarded sessions (MCP 2026-07-28, no
-/// MCP session) live between calls. Replicas behind one load balancer
-/// name the same two files, so any of them serves any call; a single
+/// MCP session) live between calls, and where every replica counts the
+/// sessions of both kinds. Replicas behind one load balancer name the same
+/// key and the same ledger, so any of them serves any call; a single
 /// process needs neither (a key made at start, a ledger in memory).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionsConfig {
     /// A file of at least 32 bytes of secret (mode 600) sealing the
     /// handles clients carry.
     pub key_file: Option<PathBuf>,
-    /// The SQLite file holding each session's step and trace.
-    pub ledger: Option<PathBuf>,
+    /// The ledger: a SQLite file (replicas on one machine), or a
+    /// PostgreSQL URL, `postgres://user@host:port/database` (replicas on
+    /// several machines; no password in it).
+    pub ledger: Option<String>,
+    /// The PostgreSQL password (mode 600; else `$HARMONIA_LEDGER_PASSWORD`).
+    pub password_file: Option<PathBuf>,
+    /// Most connections to PostgreSQL this process holds.
+    pub pool_size: u32,
+    /// The longest any wait on PostgreSQL lasts (a connection, a
+    /// statement), ms: past it the operation is refused as unavailable.
+    pub timeout_ms: u64,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        Self { key_file: None, ledger: None, password_file: None, pool_size: 16, timeout_ms: 2000 }
+    }
 }
 
 /// `[oauth]`: this server as an OAuth 2.1 resource server. Published at
@@ -406,9 +425,16 @@ impl ServeConfig {
         if let Some(file) = config.jwt.as_mut().and_then(|jwt| jwt.jwks_file.as_mut()) {
             resolve(file);
         }
-        for file in [config.sessions.key_file.as_mut(), config.sessions.ledger.as_mut()].into_iter().flatten()
+        for file in
+            [config.sessions.key_file.as_mut(), config.sessions.password_file.as_mut()].into_iter().flatten()
         {
             resolve(file);
+        }
+        if let Some(ledger) = config.sessions.ledger.as_mut()
+            && !crate::database::is_url(ledger)
+            && Path::new(ledger.as_str()).is_relative()
+        {
+            *ledger = base.join(ledger.as_str()).display().to_string();
         }
         config.check()?;
         Ok(config)
@@ -520,6 +546,22 @@ impl ServeConfig {
             && jwt.jwks_url.is_none()
         {
             return Err(ServeConfigError::Invalid("[jwt] needs jwks_file or jwks_url".into()));
+        }
+        let sessions = &self.sessions;
+        if let Some(ledger) = sessions.ledger.as_deref().filter(|ledger| crate::database::is_url(ledger)) {
+            crate::database::check_url(ledger)
+                .map_err(|error| ServeConfigError::Invalid(error.to_string()))?;
+        } else if sessions.password_file.is_some() {
+            return Err(ServeConfigError::Invalid(
+                "sessions.password_file is for a PostgreSQL ledger (sessions.ledger = \"postgres://…\")"
+                    .into(),
+            ));
+        }
+        if !(1..=1024).contains(&sessions.pool_size) {
+            return Err(ServeConfigError::Invalid("sessions.pool_size must be from 1 to 1024".into()));
+        }
+        if !(100..=60_000).contains(&sessions.timeout_ms) {
+            return Err(ServeConfigError::Invalid("sessions.timeout_ms must be from 100 to 60000".into()));
         }
         if let Some(id) = &self.replica_id
             && (id.is_empty()

@@ -143,9 +143,10 @@ fn handle_in(meta: &MetaObject) -> Option<String> {
 fn refused(refusal: &Refused) -> ErrorData {
     let data = serde_json::json!({"reason": refusal.reason(), "retryable": refusal.retryable()});
     match refusal {
-        Refused::Ledger(crate::sessions::ledger::LedgerError::Store(_)) => {
-            ErrorData::internal_error(refusal.to_string(), Some(data))
-        }
+        Refused::Ledger(
+            crate::sessions::ledger::LedgerError::Store(_)
+            | crate::sessions::ledger::LedgerError::Unavailable(_),
+        ) => ErrorData::internal_error(refusal.to_string(), Some(data)),
         _ => ErrorData::invalid_params(refusal.to_string(), Some(data)),
     }
 }
@@ -285,7 +286,7 @@ impl McpServer {
         // `liaison`: the plugin set the call runs on, held to its end;
         // `deadline`: the tool's, looked up once with it.
         if self.fixed.is_none()
-            && let Err(wait) = self.state.tenants.admit_call(&principal, &tool)
+            && let Err(wait) = self.state.tenants.admit_call(&principal, &tool).await
         {
             tracing::info!(tool = %tool, retry_after_ms = wait.as_millis() as u64, "call refused: the credential is past its rate");
             if let Some(metrics) = self.state.metrics() {
@@ -372,14 +373,7 @@ impl McpServer {
                 let lease = (deadline + Duration::from_secs(5)).min(state.limits.request_timeout());
                 let sessions = &state.sessions;
                 let mut held = sessions
-                    .hold(
-                        &liaison,
-                        &principal,
-                        &skill,
-                        handle.as_deref(),
-                        lease,
-                        state.tenants.sessions(&principal.id),
-                    )
+                    .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
                     .await
                     .map_err(Unanswered::Refused)?;
                 let (envelope, record) = held

@@ -22,7 +22,10 @@
 //! - [`http`]: streamable HTTP on axum: Host and Origin, authentication,
 //!   session ownership, bounds, drain.
 //! - [`sessions`]: guarded sessions on the stateless revision: sealed
-//!   handles and the ledger replicas share.
+//!   handles and the ledger replicas share (SQLite or PostgreSQL), which
+//!   also counts the MCP sessions of every replica.
+//! - [`database`]: the PostgreSQL database replicas on several machines
+//!   share: its pool, bounded waits, migrations and health.
 //! - [`reload`]: the plugin set swapped whole when the lock file or
 //!   plugin directory changes, verified first; clients told.
 //! - [`replica`]: session ids that name the replica holding them, and
@@ -35,6 +38,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod database;
 pub mod handler;
 pub mod http;
 pub mod logging;

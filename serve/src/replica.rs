@@ -5,8 +5,8 @@
 //! [`SessionOwners::opening`], which names the principal that sent it;
 //! [`ReplicaSessions::create_session`] records that principal as the
 //! owner in the same step, and `close_session` (a `DELETE`, the idle
-//! timeout, shutdown) forgets it and gives the credential its session
-//! back. The HTTP layer checks every request carrying `Mcp-Session-Id`
+//! timeout, shutdown) forgets it and gives its place in the share back
+//! to the ledger ([`GuardedSessions::give_back_place`]). The HTTP layer checks every request carrying `Mcp-Session-Id`
 //! against [`SessionOwners::owner`] before the SDK sees it; a session
 //! with no recorded owner belongs to nobody.
 //!
@@ -20,7 +20,7 @@
 //! unknown session (404), so the client opens a new one.
 
 use crate::auth::Principal;
-use crate::tenants::Tenants;
+use crate::sessions::GuardedSessions;
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
@@ -38,43 +38,44 @@ tokio::task_local! {
     static OPENING: Arc<Opening>;
 }
 
-/// An `initialize` in progress: who sent it, and whether it made a session.
+/// An `initialize` in progress: who sent it, the place reserved for its
+/// session, and whether it made one.
 pub struct Opening {
     principal: Principal,
+    place: String,
     created: AtomicBool,
 }
 
 /// Which principal owns each open session (every route's), by the id the
-/// client sees.
+/// client sees, and the place each holds in the share.
 pub struct SessionOwners {
-    owners: Mutex<HashMap<String, Principal>>,
-    tenants: Arc<Tenants>,
+    owners: Mutex<HashMap<String, (Principal, String)>>,
+    sessions: Arc<GuardedSessions>,
 }
 
 impl SessionOwners {
-    /// No session yet; sessions are counted in `tenants`.
-    pub fn new(tenants: Arc<Tenants>) -> Self {
-        Self { owners: Mutex::new(HashMap::new()), tenants }
+    /// No session yet; places are given back to `sessions`' ledger.
+    pub fn new(sessions: Arc<GuardedSessions>) -> Self {
+        Self { owners: Mutex::new(HashMap::new()), sessions }
     }
 
-    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, Principal>> {
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Principal, String)>> {
         self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The owner of session `id`, if it is open.
     pub fn owner(&self, id: &str) -> Option<Principal> {
-        self.owners().get(id).cloned()
+        self.owners().get(id).map(|(principal, _)| principal.clone())
     }
 
-    /// Run an `initialize` of `principal` (whose session share is already
-    /// reserved): a session it creates is owned by `principal`; when it
-    /// creates none, the reservation is given back.
-    pub async fn opening<F: Future>(&self, principal: Principal, handshake: F) -> F::Output {
-        let id = principal.id.clone();
-        let opening = Arc::new(Opening { principal, created: AtomicBool::new(false) });
+    /// Run an `initialize` of `principal`, for which `place` is reserved:
+    /// a session it creates is owned by `principal` and holds the place;
+    /// when it creates none, the place is given back.
+    pub async fn opening<F: Future>(&self, principal: Principal, place: String, handshake: F) -> F::Output {
+        let opening = Arc::new(Opening { principal, place, created: AtomicBool::new(false) });
         let output = OPENING.scope(Arc::clone(&opening), handshake).await;
         if !opening.created.load(Ordering::SeqCst) {
-            self.tenants.release_session(&id);
+            self.sessions.give_back_place(&opening.place).await;
         }
         output
     }
@@ -82,7 +83,7 @@ impl SessionOwners {
     fn created(&self, id: &SessionId) {
         let recorded = OPENING.try_with(|opening| {
             opening.created.store(true, Ordering::SeqCst);
-            self.owners().insert(id.to_string(), opening.principal.clone());
+            self.owners().insert(id.to_string(), (opening.principal.clone(), opening.place.clone()));
         });
         if recorded.is_err() {
             // Only an `initialize` through the HTTP layer creates sessions.
@@ -90,9 +91,10 @@ impl SessionOwners {
         }
     }
 
-    fn closed(&self, id: &SessionId) {
-        if let Some(owner) = self.owners().remove(&**id) {
-            self.tenants.release_session(&owner.id);
+    async fn closed(&self, id: &SessionId) {
+        let closed = self.owners().remove(&**id);
+        if let Some((_, place)) = closed {
+            self.sessions.give_back_place(&place).await;
         }
     }
 }
@@ -168,7 +170,7 @@ impl SessionManager for ReplicaSessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.local.close_session(&self.local_id(id)?).await;
-        self.owners.closed(id);
+        self.owners.closed(id).await;
         closed
     }
 
@@ -218,9 +220,13 @@ impl SessionManager for ReplicaSessions {
 mod tests {
     use super::*;
 
+    fn guarded() -> Arc<GuardedSessions> {
+        let limits = crate::config::Limits::default();
+        Arc::new(GuardedSessions::new(&Default::default(), &limits, "test").unwrap())
+    }
+
     fn owners() -> Arc<SessionOwners> {
-        let tenants = Tenants::new(Default::default(), Default::default());
-        Arc::new(SessionOwners::new(Arc::new(tenants)))
+        Arc::new(SessionOwners::new(guarded()))
     }
 
     #[test]
@@ -238,25 +244,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_session_is_owned_by_the_principal_whose_initialize_made_it_and_released_when_closed() {
-        let tenants = Arc::new(Tenants::new(Default::default(), Default::default()));
-        let owners = Arc::new(SessionOwners::new(Arc::clone(&tenants)));
+    async fn a_session_is_owned_by_the_principal_whose_initialize_made_it_and_its_place_given_back_when_closed()
+     {
+        let guarded = guarded();
+        let owners = Arc::new(SessionOwners::new(Arc::clone(&guarded)));
         let sessions = ReplicaSessions::new(LocalSessionManager::default(), None, Arc::clone(&owners));
         let alice =
             Principal { id: "token:a".into(), workspace: None, allow: Default::default(), rate: None };
-        tenants.reserve_session(&alice, crate::sessions::ledger::SessionBounds::NONE).unwrap();
-        let (id, _transport) = owners.opening(alice.clone(), sessions.create_session()).await.unwrap();
+        let place = guarded.reserve_place(&alice).await.unwrap();
+        let (id, _transport) = owners.opening(alice.clone(), place, sessions.create_session()).await.unwrap();
         assert_eq!(owners.owner(&id), Some(alice.clone()));
-        assert_eq!(tenants.sessions("token:a").total, 1);
+        assert_eq!(guarded.live("token:a").await.unwrap().per_credential, 1);
         sessions.close_session(&id).await.unwrap();
         assert_eq!(owners.owner(&id), None);
-        assert_eq!(tenants.sessions("token:a").total, 0, "closing gives the session back");
-        tenants.reserve_session(&alice, crate::sessions::ledger::SessionBounds::NONE).unwrap();
-        owners.opening(alice, async {}).await;
+        assert_eq!(guarded.live("token:a").await.unwrap().per_credential, 0, "closing gives the place back");
+        let place = guarded.reserve_place(&alice).await.unwrap();
+        owners.opening(alice, place, async {}).await;
         assert_eq!(
-            tenants.sessions("token:a").total,
+            guarded.live("token:a").await.unwrap().per_credential,
             0,
-            "an initialize that made no session gives its reservation back"
+            "an initialize that made no session gives its place back"
         );
         let (orphan, _transport) = sessions.create_session().await.unwrap();
         assert_eq!(owners.owner(&orphan), None, "a session made outside an initialize belongs to nobody");

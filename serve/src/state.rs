@@ -32,8 +32,9 @@ pub struct ServeState {
     pub trace_key: PublicKey,
     /// Where each call's spans go, when telemetry is on.
     pub spans: Option<CallSpans>,
-    /// Guarded sessions on the stateless revision.
-    pub sessions: GuardedSessions,
+    /// Guarded sessions on the stateless revision, and the ledger that
+    /// counts every session.
+    pub sessions: Arc<GuardedSessions>,
     /// The call slots of every set served, replaced ones included.
     slots: CallSlots,
 }
@@ -62,7 +63,14 @@ impl ServeState {
         config: &ServeConfig,
         spans: Option<CallSpans>,
     ) -> Result<Arc<Self>, StateError> {
-        Self::build(liaison, config.limits.clone(), config.rate_limits.clone(), &config.sessions, spans)
+        Self::build(
+            liaison,
+            config.limits.clone(),
+            config.rate_limits.clone(),
+            &config.sessions,
+            config.replica_id.as_deref(),
+            spans,
+        )
     }
 
     /// State for `liaison` under `limits`, calls limited by `rates`.
@@ -72,7 +80,7 @@ impl ServeState {
         rates: RateLimits,
         spans: Option<CallSpans>,
     ) -> Result<Arc<Self>, StateError> {
-        Self::build(liaison, limits, rates, &SessionsConfig::default(), spans)
+        Self::build(liaison, limits, rates, &SessionsConfig::default(), None, spans)
     }
 
     fn build(
@@ -80,12 +88,20 @@ impl ServeState {
         limits: Limits,
         rates: RateLimits,
         sessions: &SessionsConfig,
+        replica: Option<&str>,
         spans: Option<CallSpans>,
     ) -> Result<Arc<Self>, StateError> {
         let trace_key = liaison.trace_public_key()?;
+        // A name for this process among the replicas sharing a database.
+        let replica = match replica {
+            Some(id) => id.to_owned(),
+            None => format!("r-{}", crate::sessions::ledger::new_id().unwrap_or_default()),
+        };
+        let sessions = Arc::new(GuardedSessions::new(sessions, &limits, &replica)?);
+        let database = sessions.database().cloned();
         Ok(Arc::new(Self {
-            sessions: GuardedSessions::new(sessions, &limits)?,
-            tenants: Arc::new(Tenants::new(limits.clone(), rates)),
+            sessions,
+            tenants: Arc::new(Tenants::shared(limits.clone(), rates, database)),
             metrics: liaison.host().metrics().map(ServeMetrics::new),
             slots: liaison.host().call_slots().clone(),
             plugins: Plugins::new(liaison),
@@ -123,6 +139,25 @@ impl ServeState {
     /// built on them ([`harmonia_host::HostBuilder::call_slots`]).
     pub fn call_slots(&self) -> &CallSlots {
         &self.slots
+    }
+
+    /// The work the state needs while the server runs, until `stop` is
+    /// cancelled: the shared database kept (migrated, its heartbeat
+    /// beaten), and the MCP sessions' places renewed.
+    pub async fn keep(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        if let Some(database) = self.sessions.database() {
+            tokio::spawn(Arc::clone(database).keep(stop.clone()));
+        }
+        let every = crate::sessions::PLACE_LEASE / 3;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            if let Err(error) = self.sessions.renew_places().await {
+                tracing::warn!(%error, "the MCP sessions' places could not be renewed; retrying");
+            }
+        }
     }
 
     /// Wait until no call runs, on the set serving now or on any set a

@@ -13,11 +13,15 @@
 //! - [`dependency_unavailable`]: the exact envelope of that stable error.
 //! - [`sigstore`]: a fake Fulcio CA and Rekor log, their
 //!   `trusted_root.json`, and keyless signatures as cosign stores them.
+//! - [`postgres`]: a real PostgreSQL server in a temporary directory, on
+//!   127.0.0.1 or inside a network namespace; stopped, crashed and
+//!   restarted on cue.
 //! - [`metric_value`], [`assert_metric`]: one series' value in a
 //!   Prometheus text scrape.
 
 pub mod hostile;
 pub mod hosts;
+pub mod postgres;
 pub mod server;
 pub mod sigstore;
 pub mod tempdir;

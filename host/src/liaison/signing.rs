@@ -8,8 +8,9 @@
 //! default file is `trace-key` in the user's data directory
 //! (`$XDG_DATA_HOME/harmonia`, else `~/.local/share/harmonia`, created
 //! 0700 and refused when another user could write to it). Loading refuses a
-//! symbolic link, anything but a regular file, and a file group or others
-//! may read or write.
+//! symbolic link, anything but a regular file, and a file others may read
+//! or write ([`crate::secret_file`]: the owner only, or a root-owned
+//! file's group, read-only, as a Kubernetes Secret mounted with `subPath`).
 
 use super::trace::Trace;
 use crate::config::TraceConfig;
@@ -121,8 +122,8 @@ impl TraceSigner {
             if (opened.dev(), opened.ino()) != (before.dev(), before.ino()) {
                 return Err(refused("changed while it was opened; refusing"));
             }
-            if opened.mode() & 0o077 != 0 {
-                return Err(refused("is readable or writable by group or others (it must be mode 0600)"));
+            if let Some(problem) = crate::secret_file::metadata_problem(&opened) {
+                return Err(refused(&problem));
             }
         }
         if opened.len() > MAX_KEY_FILE {

@@ -22,16 +22,18 @@
 //!    stateless revision (its protocol version in `_meta`), where the
 //!    guard is carried by a sealed handle ([`crate::sessions`]): a request
 //!    outside both would run unguarded.
-//! 4. **A new session within the bounds**: `max_sessions` over the server
-//!    and `max_sessions_per_credential` for the caller, each counting the
-//!    live stateless sessions too, checked and reserved under one lock
-//!    (503 with `Retry-After`); the session it opens is owned by the
-//!    caller.
+//! 4. **A new session within the bounds**: `max_sessions` over every
+//!    replica sharing the ledger and `max_sessions_per_credential` for the
+//!    caller, each counting the live stateless sessions too, checked and
+//!    reserved in one step of the ledger (503 with `Retry-After`; 503 too
+//!    when the ledger cannot be reached); the session it opens is owned
+//!    by the caller.
 
 use super::message::{self, Body, Message, Params};
 use super::{App, Unavailable};
 use crate::auth::{AuthError, Principal};
-use crate::tenants::{ConnectionHold, OverShare};
+use crate::sessions::ledger::LedgerError;
+use crate::tenants::ConnectionHold;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -235,26 +237,23 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
     }
 }
 
-/// An `initialize` without a session: within the server's and the
-/// caller's bounds, its session owned by the caller.
+/// An `initialize` without a session: a place in the share (both kinds of
+/// session counted over the ledger, so over every replica), its session
+/// owned by the caller.
 async fn open_session(app: &App, principal: Principal, request: Request, next: Next) -> Response {
-    // The live stateless sessions draw on the same bounds.
-    let stateless = match app.state.sessions.live(&principal.id).await {
-        Ok(live) => live,
-        Err(error) => {
-            tracing::warn!(%error, "new session refused: the session ledger could not be read");
-            return app.unavailable(Unavailable::TooManySessions);
-        }
-    };
-    match app.state.tenants.reserve_session(&principal, stateless) {
-        Ok(()) => app.owners.opening(principal, next.run(request)).await,
-        Err(OverShare::ServerSessions) => {
+    match app.state.sessions.reserve_place(&principal).await {
+        Ok(place) => app.owners.opening(principal, place, next.run(request)).await,
+        Err(LedgerError::ServerFull) => {
             tracing::warn!("new session refused: too many open sessions");
             app.unavailable(Unavailable::TooManySessions)
         }
-        Err(_) => {
+        Err(LedgerError::CredentialFull) => {
             tracing::warn!("new session refused: the credential holds its share of sessions");
             app.unavailable(Unavailable::CredentialSessions)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "new session refused: the session ledger cannot count it");
+            app.unavailable(Unavailable::Ledger)
         }
     }
 }

@@ -10,8 +10,9 @@
 //!   with this server's key ([`validate`]);
 //! - `POST /v1/review`: the same request → the review page of
 //!   `harmonia review` (HTML, with its Content-Security-Policy);
-//! - `GET /healthz` (the process answers) and `GET /readyz` (serving, not
-//!   draining): no credential needed;
+//! - `GET /healthz` (the process answers) and `GET /readyz` (serving: not
+//!   draining, and its session ledger reachable, 503 with the reason
+//!   otherwise): no credential needed;
 //! - `GET /.well-known/oauth-protected-resource[/<path>]`: the RFC 9728
 //!   metadata of `[oauth]`, when configured; no credential needed;
 //! - `GET /metrics`: the Prometheus text of the host's metrics, without a
@@ -60,6 +61,7 @@ use crate::auth::Authenticator;
 use crate::config::ServeConfig;
 use crate::handler::McpServer;
 use crate::replica::{ReplicaSessions, SessionOwners};
+use crate::sessions::ledger::Readiness;
 use crate::state::ServeState;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -114,6 +116,8 @@ pub(crate) enum Unavailable {
     CredentialValidations,
     RequestBodies,
     CredentialRequestBodies,
+    /// The session ledger cannot be reached (a shared database away).
+    Ledger,
 }
 
 impl Unavailable {
@@ -129,6 +133,7 @@ impl Unavailable {
             Self::CredentialValidations => "credential_validations",
             Self::RequestBodies => "request_bodies",
             Self::CredentialRequestBodies => "credential_request_bodies",
+            Self::Ledger => "ledger_unavailable",
         }
     }
 
@@ -144,6 +149,7 @@ impl Unavailable {
             Self::CredentialValidations => "this credential holds its share of validations",
             Self::RequestBodies => "too many request bodies on their way",
             Self::CredentialRequestBodies => "this credential holds its share of request bodies on their way",
+            Self::Ledger => "the session ledger cannot be reached; retry",
         }
     }
 }
@@ -288,7 +294,7 @@ impl HttpServer {
         if !config.allowed_origins.is_empty() {
             mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
         }
-        let owners = Arc::new(SessionOwners::new(Arc::clone(&state.tenants)));
+        let owners = Arc::new(SessionOwners::new(Arc::clone(&state.sessions)));
         let manager = || {
             let mut manager = LocalSessionManager::default();
             manager.session_config.keep_alive = Some(Duration::from_secs(limits.idle_session_s));
@@ -364,9 +370,17 @@ impl HttpServer {
                     let ready = Arc::clone(&ready);
                     async move {
                         if ready.draining.load(Ordering::SeqCst) {
-                            ready.unavailable(Unavailable::Draining)
-                        } else {
-                            axum::Json(json!({"ready": true})).into_response()
+                            return ready.unavailable(Unavailable::Draining);
+                        }
+                        match ready.state.sessions.readiness() {
+                            Readiness::Ready => axum::Json(json!({"ready": true})).into_response(),
+                            Readiness::NotReady(why) => {
+                                let mut response = ready.unavailable(Unavailable::Ledger);
+                                *response.body_mut() = axum::body::Body::from(
+                                    json!({"error": "ledger_unavailable", "reason": why}).to_string(),
+                                );
+                                response
+                            }
                         }
                     }
                 }),
@@ -386,6 +400,11 @@ impl HttpServer {
     ) -> std::io::Result<()> {
         let app = Arc::clone(&self.app);
         let cancel = self.cancel.clone();
+        // The shared database kept and the MCP sessions' places renewed
+        // while the server runs.
+        let kept = CancellationToken::new();
+        tokio::spawn(Arc::clone(&app.state).keep(kept.clone()));
+        let _kept = kept.drop_guard();
         let stop = async move {
             shutdown.await;
             app.draining.store(true, Ordering::SeqCst);

@@ -178,7 +178,7 @@ async fn off_the_workers(
     work: fn(&App, &[u8]) -> Result<Response, String>,
 ) -> Response {
     let deadline = tokio::time::Instant::now() + app.state.limits.request_timeout();
-    if let Err(wait) = app.state.tenants.admit_call(&principal, route) {
+    if let Err(wait) = app.state.tenants.admit_call(&principal, route).await {
         return too_many_requests(wait);
     }
     let tenants = &app.state.tenants;

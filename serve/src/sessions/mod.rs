@@ -22,23 +22,34 @@
 //! The trace lives in the ledger, one row per entry written once; `resources/read` of the trace resource
 //! with a handle in `_meta` answers it signed with the host key.
 //!
-//! Parts: [`handle`] (the sealed handle), [`ledger`] (the SQLite table).
+//! The same ledger counts the MCP sessions (handshake revisions) open on
+//! every replica: each holds a place ([`GuardedSessions::reserve_place`]),
+//! a lease this process renews ([`GuardedSessions::renew_places`]) until
+//! the session ends, so both kinds draw on one share over every replica.
+//!
+//! Parts: [`handle`] (the sealed handle), [`ledger`] (the trait, and its
+//! SQLite and PostgreSQL implementations).
 
 pub mod handle;
 pub mod ledger;
 
 use crate::auth::Principal;
 use crate::config::{Limits, SessionsConfig};
+use crate::database::{Database, DatabaseConfigError, DatabaseSettings};
 use handle::{Handle, HandleCodec, HandleError};
 use harmonia_contract::liaison::trace::{Trace, TraceDocument};
 use harmonia_host::CallContext;
 use harmonia_host::liaison::session::{Liaison, ResumeError, Session, SessionLimits};
 use harmonia_host::liaison::skills::Skill;
-use ledger::{Ledger, LedgerError, SessionBounds};
+use ledger::{Claim, Ledger, LedgerError, NewSession, Place, Readiness, SessionBounds, Step};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// How long an MCP session's place lasts unless its replica renews it:
+/// a replica that died gives its places back within this.
+pub const PLACE_LEASE: Duration = Duration::from_secs(60);
 
 /// Why a stateless guarded session could not go on.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,21 +80,14 @@ impl Refused {
             Self::Ledger(LedgerError::ServerFull) => "too_many_sessions",
             Self::Ledger(LedgerError::CredentialFull) => "credential_sessions",
             Self::Ledger(LedgerError::Store(_)) => "store_failed",
+            Self::Ledger(LedgerError::Unavailable(_)) => "ledger_unavailable",
             Self::Resume(_) | Self::Activation(_) => "session_unusable",
         }
     }
 
     /// Whether the same request may succeed later unchanged.
     pub fn retryable(&self) -> bool {
-        matches!(
-            self,
-            Self::Ledger(
-                LedgerError::Busy
-                    | LedgerError::ServerFull
-                    | LedgerError::CredentialFull
-                    | LedgerError::Store(_)
-            )
-        )
+        matches!(self, Self::Ledger(error) if error.retryable())
     }
 }
 
@@ -96,13 +100,18 @@ pub enum SetupError {
     /// The ledger could not be opened.
     #[error("sessions.ledger: {0}")]
     Ledger(LedgerError),
+    /// The database settings are unusable.
+    #[error(transparent)]
+    Database(#[from] DatabaseConfigError),
 }
 
-/// The stateless guarded sessions of one server.
+/// The stateless guarded sessions of one server, and the places of its
+/// MCP sessions.
 pub struct GuardedSessions {
     codec: HandleCodec,
-    ledger: Arc<Ledger>,
-    shared: bool,
+    ledger: Arc<dyn Ledger>,
+    /// The shared database, when the ledger is one.
+    database: Option<Arc<Database>>,
     bounds: SessionBounds,
     ttl: Duration,
     /// The sessions this process recorded last, each at the step it
@@ -111,6 +120,8 @@ pub struct GuardedSessions {
     /// hold the ledger granted at that very step uses one, so a session
     /// moved on by another replica is rebuilt. At most `bounds.total`.
     warm: Mutex<HashMap<String, (u64, Session)>>,
+    /// The places this process holds for its MCP sessions: id → credential.
+    places: Mutex<HashMap<String, String>>,
 }
 
 /// A session held for one call: run [`Held::session`], then
@@ -125,7 +136,7 @@ pub struct Held {
     /// What the handle is bound to: the credential and its workspace.
     holder: String,
     session: Option<Session>,
-    ledger: Option<Arc<Ledger>>,
+    ledger: Option<Arc<dyn Ledger>>,
 }
 
 impl Held {
@@ -140,11 +151,13 @@ impl Drop for Held {
     fn drop(&mut self) {
         let Some(ledger) = self.ledger.take() else { return };
         let (id, step) = (std::mem::take(&mut self.id), self.step);
-        // A shared file may wait on another replica's lock: off the
-        // runtime's workers when there is one.
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(move || ledger.release(&id, step))),
-            Err(_) => ledger.release(&id, step),
+        // Without a runtime the hold ends with its lease.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            drop(runtime.spawn(async move {
+                if let Err(error) = ledger.release(id, step).await {
+                    tracing::warn!(%error, "a session's hold could not be ended; it ends with its lease");
+                }
+            }));
         }
     }
 }
@@ -165,16 +178,22 @@ fn entry_texts(trace: &Trace, from: usize) -> Vec<String> {
         .collect()
 }
 
-fn read_key(path: &Path) -> Result<Vec<u8>, SetupError> {
-    let failed = |why: String| SetupError::Key(path.to_owned(), why);
+/// Why the file at `path` may not hold a secret, if it may not
+/// ([`harmonia_host::secret_file`]).
+pub(crate) fn check_secret_mode(path: &Path) -> Result<(), String> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        let mode = std::fs::metadata(path).map_err(|error| failed(error.to_string()))?.mode();
-        if mode & 0o077 != 0 {
-            return Err(failed(format!("is readable by others (mode {:o}); chmod 600 it", mode & 0o777)));
+        let metadata = std::fs::metadata(path).map_err(|error| error.to_string())?;
+        if let Some(problem) = harmonia_host::secret_file::metadata_problem(&metadata) {
+            return Err(problem);
         }
     }
+    Ok(())
+}
+
+fn read_key(path: &Path) -> Result<Vec<u8>, SetupError> {
+    let failed = |why: String| SetupError::Key(path.to_owned(), why);
+    check_secret_mode(path).map_err(failed)?;
     let bytes = std::fs::read(path).map_err(|error| failed(error.to_string()))?;
     let key = bytes.trim_ascii().to_vec();
     if key.len() < handle::MIN_KEY_BYTES {
@@ -187,11 +206,38 @@ fn read_key(path: &Path) -> Result<Vec<u8>, SetupError> {
     Ok(key)
 }
 
+/// A ledger, and the shared database behind it when there is one.
+type Opened = (Arc<dyn Ledger>, Option<Arc<Database>>);
+
+/// The ledger `config` names (none: SQLite in memory; a path: a SQLite
+/// file; a `postgres://` URL: that database), and the database when it
+/// is one; `replica` names this process in the database's heartbeats.
+fn open_ledger(config: &SessionsConfig, replica: &str) -> Result<Opened, SetupError> {
+    match config.ledger.as_deref() {
+        Some(url) if crate::database::is_url(url) => {
+            let settings = DatabaseSettings::new(
+                url,
+                config.password_file.as_deref(),
+                config.pool_size,
+                Duration::from_millis(config.timeout_ms),
+            )?;
+            let database = Database::new(settings, replica.to_owned()).map_err(SetupError::Ledger)?;
+            Ok((Arc::new(ledger::postgres::PostgresLedger::new(Arc::clone(&database))), Some(database)))
+        }
+        path => {
+            let sqlite =
+                ledger::sqlite::SqliteLedger::open(path.map(Path::new)).map_err(SetupError::Ledger)?;
+            Ok((Arc::new(sqlite), None))
+        }
+    }
+}
+
 impl GuardedSessions {
     /// Sessions as `config` says (without a key file, a key made for this
-    /// process; without a ledger file, a ledger in memory), bounded and
-    /// expiring as `limits` say.
-    pub fn new(config: &SessionsConfig, limits: &Limits) -> Result<Self, SetupError> {
+    /// process; without a ledger, a ledger in memory), bounded and
+    /// expiring as `limits` say; `replica` names this process to a shared
+    /// database.
+    pub fn new(config: &SessionsConfig, limits: &Limits, replica: &str) -> Result<Self, SetupError> {
         let key = match &config.key_file {
             Some(path) => read_key(path)?,
             None => {
@@ -204,17 +250,18 @@ impl GuardedSessions {
         let ttl = Duration::from_secs(limits.idle_session_s);
         let codec = HandleCodec::new(&key, ttl)
             .map_err(|error| SetupError::Key("(key)".into(), error.to_string()))?;
-        let ledger = Ledger::open(config.ledger.as_deref()).map_err(SetupError::Ledger)?;
+        let (ledger, database) = open_ledger(config, replica)?;
         Ok(Self {
             codec,
-            ledger: Arc::new(ledger),
-            shared: config.ledger.is_some(),
+            ledger,
+            database,
             bounds: SessionBounds {
                 total: limits.max_sessions,
                 per_credential: limits.max_sessions_per_credential,
             },
             ttl,
             warm: Mutex::new(HashMap::new()),
+            places: Mutex::new(HashMap::new()),
         })
     }
 
@@ -222,38 +269,68 @@ impl GuardedSessions {
         self.warm.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Run a ledger operation: inline for the ledger in memory (a few
-    /// microseconds), on a blocking thread for a shared file (which may
-    /// wait on another replica's lock).
-    async fn ledger<T: Send + 'static>(
-        &self,
-        operation: impl FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
-    ) -> Result<T, LedgerError> {
-        if !self.shared {
-            return operation(&self.ledger);
-        }
-        let ledger = Arc::clone(&self.ledger);
-        tokio::task::spawn_blocking(move || operation(&ledger))
-            .await
-            .unwrap_or_else(|error| Err(LedgerError::Store(error.to_string())))
+    fn places(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.places.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The shared database, when the ledger is one.
+    pub fn database(&self) -> Option<&Arc<Database>> {
+        self.database.as_ref()
+    }
+
+    /// Whether the ledger can serve now.
+    pub fn readiness(&self) -> Readiness {
+        self.ledger.readiness()
     }
 
     fn context(id: &str, principal: &Principal) -> CallContext {
         CallContext { workspace: principal.workspace.clone(), trace_id: Some(format!("mcp-session-{id}")) }
     }
 
-    /// The live stateless sessions, over the ledger and of `credential`:
-    /// an MCP session opening counts them against the same bounds.
+    /// Live sessions of both kinds, over the ledger and of `credential`.
     pub async fn live(&self, credential: &str) -> Result<SessionBounds, LedgerError> {
-        let credential = credential.to_owned();
-        self.ledger(move |ledger| ledger.live(&credential)).await
+        self.ledger.live(credential.to_owned()).await
+    }
+
+    /// Reserve a place for an MCP session of `principal` within the
+    /// bounds (both kinds of session counted over the ledger); its id, to
+    /// give back with [`GuardedSessions::give_back_place`].
+    pub async fn reserve_place(&self, principal: &Principal) -> Result<String, LedgerError> {
+        let id = ledger::new_id()?;
+        let place = Place {
+            id: id.clone(),
+            credential: principal.id.clone(),
+            bounds: self.bounds,
+            lease: PLACE_LEASE,
+        };
+        self.ledger.reserve(place).await?;
+        self.places().insert(id.clone(), principal.id.clone());
+        Ok(id)
+    }
+
+    /// Give back the place `id` (its session ended, or never opened).
+    pub async fn give_back_place(&self, id: &str) {
+        self.places().remove(id);
+        if let Err(error) = self.ledger.give_back(id.to_owned()).await {
+            tracing::warn!(%error, "an MCP session's place could not be given back; it ends with its lease");
+        }
+    }
+
+    /// Renew the lease of every place this process holds (every
+    /// [`PLACE_LEASE`] / 3 while serving).
+    pub async fn renew_places(&self) -> Result<(), LedgerError> {
+        let places: Vec<(String, String)> =
+            self.places().iter().map(|(id, credential)| (id.clone(), credential.clone())).collect();
+        if places.is_empty() {
+            return Ok(());
+        }
+        self.ledger.renew(places, PLACE_LEASE).await
     }
 
     /// Hold the session `handle` names (or a new one, without a handle)
     /// of `principal` on `skill` for one call, which may last `lease`. A
-    /// new one is opened within the bounds less `in_mcp`: the MCP sessions
-    /// open in this process, over the server and of `principal` (the two
-    /// kinds draw on one share).
+    /// new one is opened within the bounds, both kinds of session counted
+    /// over the ledger.
     pub async fn hold(
         &self,
         liaison: &Liaison,
@@ -261,9 +338,7 @@ impl GuardedSessions {
         skill: &Skill,
         handle: Option<&str>,
         lease: Duration,
-        in_mcp: SessionBounds,
     ) -> Result<Held, Refused> {
-        let credential = principal.id.clone();
         let bound = holder(principal);
         let name = skill.name.clone();
         let Some(handle) = handle else {
@@ -272,14 +347,16 @@ impl GuardedSessions {
             session.activate(&name).map_err(|error| Refused::Activation(error.to_string()))?;
             let entries = entry_texts(session.trace(), 0);
             let stored = entries.len();
-            let bounds = SessionBounds {
-                total: self.bounds.total.saturating_sub(in_mcp.total),
-                per_credential: self.bounds.per_credential.saturating_sub(in_mcp.per_credential),
+            let new = NewSession {
+                id: id.clone(),
+                credential: principal.id.clone(),
+                skill: name.clone(),
+                entries,
+                bounds: self.bounds,
+                ttl: self.ttl,
+                lease,
             };
-            let ttl = self.ttl;
-            let (key, owner, skill_name) = (id.clone(), credential.clone(), name.clone());
-            self.ledger(move |ledger| ledger.create(&key, &owner, &skill_name, &entries, bounds, ttl, lease))
-                .await?;
+            self.ledger.create(new).await?;
             return Ok(Held {
                 id,
                 step: 0,
@@ -292,10 +369,15 @@ impl GuardedSessions {
         };
         let Handle { session: id, step } = self.codec.open(handle, &bound, &name)?;
         let warm = self.warm().remove(&id).filter(|(at, _)| *at == step).map(|(_, session)| session);
-        let (key, owner, skill_name) = (id.clone(), credential.clone(), name.clone());
-        let rebuild = warm.is_none();
-        let stored =
-            self.ledger(move |ledger| ledger.claim(&key, &owner, &skill_name, step, lease, rebuild)).await?;
+        let claim = Claim {
+            id: id.clone(),
+            credential: principal.id.clone(),
+            skill: name.clone(),
+            step,
+            lease,
+            with_trace: warm.is_none(),
+        };
+        let stored = self.ledger.claim(claim).await?;
         let mut held = Held {
             id: id.clone(),
             step,
@@ -319,19 +401,21 @@ impl GuardedSessions {
     /// for the next call.
     pub async fn record(&self, mut held: Held) -> Result<String, Refused> {
         let session = held.session.take().ok_or(Refused::Ledger(LedgerError::Stale))?;
-        let entries = entry_texts(session.trace(), held.stored);
-        let (id, step, first, ttl) = (held.id.clone(), held.step, held.stored as u64, self.ttl);
+        let step = Step {
+            id: held.id.clone(),
+            step: held.step,
+            first: held.stored as u64,
+            entries: entry_texts(session.trace(), held.stored),
+            ttl: self.ttl,
+        };
         // Recorded or not, the hold is settled here, not on drop.
         held.ledger = None;
-        let recorded = self.ledger(move |ledger| ledger.commit(&id, step, first, &entries, ttl)).await;
-        if let Err(error) = recorded {
-            let (id, step) = (held.id.clone(), held.step);
-            let _ = self
-                .ledger(move |ledger| {
-                    ledger.release(&id, step);
-                    Ok(())
-                })
-                .await;
+        if let Err(error) = self.ledger.commit(step).await {
+            // Not recorded (or, when the store went away as it answered,
+            // recorded and the step moved: then this releases nothing).
+            if let Err(release) = self.ledger.release(held.id.clone(), held.step).await {
+                tracing::warn!(error = %release, "a session's hold could not be ended; it ends with its lease");
+            }
             return Err(error.into());
         }
         {
@@ -356,9 +440,7 @@ impl GuardedSessions {
         handle: &str,
     ) -> Result<TraceDocument, Refused> {
         let Handle { session: id, .. } = self.codec.open(handle, &holder(principal), &skill.name)?;
-        let (owner, skill_name) = (principal.id.clone(), skill.name.clone());
-        let key = id.clone();
-        let stored = self.ledger(move |ledger| ledger.trace(&key, &owner, &skill_name)).await?;
+        let stored = self.ledger.trace(id.clone(), principal.id.clone(), skill.name.clone()).await?;
         let trace = Trace::parse_str(&stored)
             .map_err(|error| Refused::Ledger(LedgerError::Store(error.to_string())))?;
         let session = liaison.resume(Self::context(&id, principal), trace, SessionLimits::default())?;

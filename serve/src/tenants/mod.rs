@@ -5,10 +5,6 @@
 //! `max_in_flight_calls`) are shared by every tenant; without a share
 //! each, one credential could hold all of them and lock the others out.
 //! [`Tenants`] keeps, per credential id:
-//! - its open MCP sessions (reserved when an `initialize` is let in,
-//!   kept while the session lives), at most
-//!   `limits.max_sessions_per_credential` together with its live
-//!   stateless sessions, and `limits.max_sessions` over the server;
 //! - the connections it holds (a connection is held by the first
 //!   credential that authenticates on it), at most
 //!   `limits.max_connections_per_credential`;
@@ -18,15 +14,25 @@
 //! - the KiB its request bodies on their way announce, at most
 //!   `limits.max_request_bodies_kib_per_credential`;
 //! - two kinds of token bucket ([`Bucket`]): one for all its calls, one
-//!   per tool that `[rate_limits.tools]` names.
+//!   per tool that `[rate_limits.tools]` names. With a shared database
+//!   the buckets are the database's ([`cluster`]), one per credential over
+//!   every replica; a replica that cannot reach it falls back to buckets
+//!   of its own, each a 1/N share (N: the replicas it last saw beating).
+//!
+//! Its sessions (both kinds) are counted by the ledger, over every replica
+//! sharing it ([`crate::sessions`]); calls in flight, connections,
+//! validations and bodies on their way bound one process's memory and
+//! stay per replica.
 //!
 //! Entries are dropped once a credential holds nothing and its buckets
 //! are full again, so the map stays as small as the set of active
 //! credentials. Nothing here names a tenant in a log line or a metric.
 
+pub mod cluster;
+
 use crate::auth::Principal;
 use crate::config::{Limits, Rate, RateLimits};
-use crate::sessions::ledger::SessionBounds;
+use crate::database::Database;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -78,7 +84,6 @@ impl Bucket {
 
 /// What one credential holds.
 struct Share {
-    sessions: u32,
     connections: u32,
     calls: Arc<Semaphore>,
     validations: Arc<Semaphore>,
@@ -90,10 +95,6 @@ struct Share {
 /// Why a credential's request was refused by its share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OverShare {
-    /// The server holds `max_sessions` sessions.
-    ServerSessions,
-    /// It holds `max_sessions_per_credential` sessions.
-    Sessions,
     /// It holds `max_connections_per_credential` connections.
     Connections,
 }
@@ -103,12 +104,21 @@ pub struct Tenants {
     limits: Limits,
     rates: RateLimits,
     shares: Mutex<HashMap<String, Share>>,
+    /// The buckets every replica shares, when a database is.
+    cluster: Option<cluster::ClusterBuckets>,
 }
 
 impl Tenants {
-    /// Shares under `limits`, calls limited by `rates`.
+    /// Shares under `limits`, calls limited by `rates`, in buckets of this
+    /// process.
     pub fn new(limits: Limits, rates: RateLimits) -> Self {
-        Self { limits, rates, shares: Mutex::new(HashMap::new()) }
+        Self { limits, rates, shares: Mutex::new(HashMap::new()), cluster: None }
+    }
+
+    /// Shares under `limits`, calls limited by `rates` in the buckets of
+    /// `database` when given (every replica sharing it draws on them).
+    pub fn shared(limits: Limits, rates: RateLimits, database: Option<Arc<Database>>) -> Self {
+        Self { cluster: database.map(cluster::ClusterBuckets::new), ..Self::new(limits, rates) }
     }
 
     fn shares(&self) -> MutexGuard<'_, HashMap<String, Share>> {
@@ -117,7 +127,6 @@ impl Tenants {
 
     fn share<'a>(&self, shares: &'a mut HashMap<String, Share>, id: &str) -> &'a mut Share {
         shares.entry(id.to_owned()).or_insert_with(|| Share {
-            sessions: 0,
             connections: 0,
             calls: Arc::new(Semaphore::new(self.limits.max_in_flight_calls_per_credential as usize)),
             validations: Arc::new(Semaphore::new(self.limits.max_validations_per_credential as usize)),
@@ -133,8 +142,7 @@ impl Tenants {
         let Some(share) = shares.get_mut(id) else { return };
         // Only the map holds the semaphores: no call or validation holds
         // or awaits a permit of them (a permit holds its semaphore too).
-        let idle = share.sessions == 0
-            && share.connections == 0
+        let idle = share.connections == 0
             && Arc::strong_count(&share.calls) == 1
             && Arc::strong_count(&share.validations) == 1
             && Arc::strong_count(&share.bodies) == 1
@@ -142,49 +150,6 @@ impl Tenants {
             && share.tools.values_mut().all(|bucket| bucket.is_full(now));
         if idle {
             shares.remove(id);
-        }
-    }
-
-    /// Reserve an MCP session for `principal`, or say why not: the
-    /// sessions open here plus `elsewhere` (the live stateless sessions,
-    /// over the server and of `principal`) stay within `max_sessions` and
-    /// `max_sessions_per_credential`. Both bounds are checked and the
-    /// reservation made under one lock, so concurrent openings cannot
-    /// overshoot. It is given back by [`Tenants::release_session`] when
-    /// the session ends (or when none was made).
-    pub fn reserve_session(&self, principal: &Principal, elsewhere: SessionBounds) -> Result<(), OverShare> {
-        let mut shares = self.shares();
-        if u64::from(open_sessions(&shares)) + u64::from(elsewhere.total)
-            >= u64::from(self.limits.max_sessions)
-        {
-            return Err(OverShare::ServerSessions);
-        }
-        let share = self.share(&mut shares, &principal.id);
-        if u64::from(share.sessions) + u64::from(elsewhere.per_credential)
-            >= u64::from(self.limits.max_sessions_per_credential)
-        {
-            self.settle(&mut shares, &principal.id);
-            return Err(OverShare::Sessions);
-        }
-        share.sessions += 1;
-        Ok(())
-    }
-
-    /// Give back one session of credential `id`.
-    pub fn release_session(&self, id: &str) {
-        let mut shares = self.shares();
-        if let Some(share) = shares.get_mut(id) {
-            share.sessions = share.sessions.saturating_sub(1);
-        }
-        self.settle(&mut shares, id);
-    }
-
-    /// MCP sessions open or reserved: over every credential, and of `id`.
-    pub fn sessions(&self, id: &str) -> SessionBounds {
-        let shares = self.shares();
-        SessionBounds {
-            total: open_sessions(&shares),
-            per_credential: shares.get(id).map_or(0, |share| share.sessions),
         }
     }
 
@@ -241,24 +206,45 @@ impl Tenants {
     /// Let one call of `tool` by `principal` through its buckets, or say
     /// how long until it may: the credential's bucket, and the tool's
     /// when `[rate_limits.tools]` names it. A refused call takes no
-    /// token from either.
-    pub fn admit_call(&self, principal: &Principal, tool: &str) -> Result<(), Duration> {
+    /// token from either. With a shared database this is one round trip
+    /// to it (none that waits on its disk); a replica that cannot reach
+    /// it uses its own buckets, each a 1/N share.
+    pub async fn admit_call(&self, principal: &Principal, tool: &str) -> Result<(), Duration> {
         if !self.rates.enabled {
             return Ok(());
         }
-        let now = Instant::now();
         let rate = principal.rate.unwrap_or_else(|| self.rates.credential());
         let tool_rate = self.rates.tools.get(tool).copied();
+        let Some(cluster) = &self.cluster else {
+            return self.admit_here(&principal.id, tool, rate, tool_rate);
+        };
+        match cluster.admit(&principal.id, tool, rate, tool_rate).await {
+            Ok(admitted) => admitted,
+            Err(replicas) => {
+                let share = |rate: Rate| Rate {
+                    calls_per_second: rate.calls_per_second / f64::from(replicas),
+                    burst: (rate.burst / replicas).max(1),
+                };
+                self.admit_here(&principal.id, tool, share(rate), tool_rate.map(share))
+            }
+        }
+    }
+
+    /// [`Tenants::admit_call`] in this process's buckets.
+    fn admit_here(&self, id: &str, tool: &str, rate: Rate, tool_rate: Option<Rate>) -> Result<(), Duration> {
+        let now = Instant::now();
         let mut shares = self.shares();
-        let share = self.share(&mut shares, &principal.id);
+        let share = self.share(&mut shares, id);
         let bucket = match &mut share.bucket {
             Some(bucket) if bucket.rate() == rate => bucket,
             slot => slot.insert(Bucket::new(rate, now)),
         };
         let mut wait = bucket.wait(now);
         if let Some(tool_rate) = tool_rate {
-            let tool_bucket =
-                share.tools.entry(tool.to_owned()).or_insert_with(|| Bucket::new(tool_rate, now));
+            let tool_bucket = match share.tools.get_mut(tool) {
+                Some(bucket) if bucket.rate() == tool_rate => bucket,
+                _ => share.tools.entry(tool.to_owned()).insert_entry(Bucket::new(tool_rate, now)).into_mut(),
+            };
             wait = wait.max(tool_bucket.wait(now));
         }
         if let Some(wait) = wait {
@@ -277,11 +263,6 @@ impl Tenants {
     pub fn tracked(&self) -> usize {
         self.shares().len()
     }
-}
-
-/// MCP sessions open or reserved, over every credential.
-fn open_sessions(shares: &HashMap<String, Share>) -> u32 {
-    shares.values().map(|share| share.sessions).fold(0, u32::saturating_add)
 }
 
 /// A connection held by a credential; released on drop.
@@ -323,78 +304,45 @@ mod tests {
         assert!(bucket.is_full(start + Duration::from_secs(10)), "refills up to its burst, no further");
     }
 
+    /// `future`, run to its end here (the local buckets never wait).
+    fn now<T>(future: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(future)
+    }
+
     #[test]
     fn one_credential_past_its_rate_does_not_slow_another_and_a_tool_has_its_own_bucket() {
         let mut rates = RateLimits { calls_per_second: 1.0, burst: 2, ..RateLimits::default() };
         rates.tools.insert("slow_tool".into(), Rate { calls_per_second: 0.5, burst: 1 });
         let tenants = Tenants::new(Limits::default(), rates);
         let (a, b) = (principal("token:a"), principal("token:b"));
-        assert!(tenants.admit_call(&a, "t").is_ok() && tenants.admit_call(&a, "t").is_ok());
-        let wait = tenants.admit_call(&a, "t").unwrap_err();
+        let admit = |principal: &Principal, tool: &str| now(tenants.admit_call(principal, tool));
+        assert!(admit(&a, "t").is_ok() && admit(&a, "t").is_ok());
+        let wait = admit(&a, "t").unwrap_err();
         assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1), "{wait:?}");
-        assert!(tenants.admit_call(&b, "t").is_ok(), "another credential has its own bucket");
-        assert!(tenants.admit_call(&b, "slow_tool").is_ok());
-        let wait = tenants.admit_call(&b, "slow_tool").unwrap_err();
+        assert!(admit(&b, "t").is_ok(), "another credential has its own bucket");
+        assert!(admit(&b, "slow_tool").is_ok());
+        let wait = admit(&b, "slow_tool").unwrap_err();
         assert!(wait > Duration::from_millis(1900), "the tool's bucket binds: {wait:?}");
         let own =
             Principal { rate: Some(Rate { calls_per_second: 100.0, burst: 50 }), ..principal("token:c") };
         for _ in 0..50 {
-            assert!(tenants.admit_call(&own, "t").is_ok(), "a credential's own rate replaces the default");
+            assert!(admit(&own, "t").is_ok(), "a credential's own rate replaces the default");
         }
         let off = Tenants::new(Limits::default(), RateLimits { enabled: false, ..RateLimits::default() });
         for _ in 0..1000 {
-            assert!(off.admit_call(&a, "t").is_ok());
+            assert!(now(off.admit_call(&a, "t")).is_ok());
         }
     }
 
     #[test]
-    fn sessions_and_connections_are_bounded_per_credential_and_forgotten_when_released() {
-        let limits =
-            Limits { max_sessions_per_credential: 2, max_connections_per_credential: 1, ..Limits::default() };
+    fn connections_are_bounded_per_credential_and_forgotten_when_released() {
+        let limits = Limits { max_connections_per_credential: 1, ..Limits::default() };
         let tenants = Arc::new(Tenants::new(limits, RateLimits { enabled: false, ..RateLimits::default() }));
-        let (a, b) = (principal("token:a"), principal("token:b"));
-        let none = SessionBounds::NONE;
-        tenants.reserve_session(&a, none).unwrap();
-        tenants.reserve_session(&a, none).unwrap();
-        assert_eq!(tenants.reserve_session(&a, none), Err(OverShare::Sessions));
-        tenants.reserve_session(&b, none).unwrap();
-        assert_eq!(tenants.sessions("token:a"), SessionBounds { total: 3, per_credential: 2 });
         let held = tenants.hold_connection("token:a").unwrap();
         assert!(matches!(tenants.hold_connection("token:a"), Err(OverShare::Connections)));
         assert!(tenants.hold_connection("token:b").is_ok(), "dropped at once, released");
         drop(held);
         assert!(tenants.hold_connection("token:a").is_ok());
-        tenants.release_session("token:a");
-        tenants.release_session("token:a");
-        tenants.release_session("token:b");
-        assert_eq!(tenants.sessions("token:a"), SessionBounds::NONE);
         assert_eq!(tenants.tracked(), 0, "credentials holding nothing are forgotten");
-    }
-
-    #[test]
-    fn sessions_elsewhere_count_against_both_bounds_checked_under_one_lock() {
-        let limits = Limits { max_sessions: 4, max_sessions_per_credential: 2, ..Limits::default() };
-        let tenants = Arc::new(Tenants::new(limits, RateLimits { enabled: false, ..RateLimits::default() }));
-        let (a, b) = (principal("token:a"), principal("token:b"));
-        let mine = SessionBounds { total: 1, per_credential: 1 };
-        tenants.reserve_session(&a, mine).unwrap();
-        assert_eq!(tenants.reserve_session(&a, mine), Err(OverShare::Sessions), "one stateless, one MCP");
-        let full = SessionBounds { total: 3, per_credential: 0 };
-        assert_eq!(tenants.reserve_session(&b, full), Err(OverShare::ServerSessions), "1 here + 3 elsewhere");
-        assert_eq!(tenants.tracked(), 1, "a refused credential leaves no entry");
-        // Many openings at once never pass the server's bound.
-        let opened: usize = std::thread::scope(|scope| {
-            let openers: Vec<_> = (0..16)
-                .map(|n| {
-                    let tenants = Arc::clone(&tenants);
-                    scope.spawn(move || {
-                        let name = format!("token:{n}");
-                        tenants.reserve_session(&principal(&name), SessionBounds::NONE).is_ok() as usize
-                    })
-                })
-                .collect();
-            openers.into_iter().map(|opener| opener.join().unwrap()).sum()
-        });
-        assert_eq!(opened, 3, "4 in all, one of them token:a's");
     }
 }
