@@ -26,10 +26,13 @@
 #   - chromium from Debian's packages, and playwright-core and axe-core
 #     from npm (the review page's browser test drives that Chromium; no
 #     browser is downloaded);
-#   - MCP clients from npm: the official TypeScript SDK (with express and
-#     jose for the tests' loopback authorization server), the MCP
-#     Inspector (its CLI mode), and the official conformance suite (with
-#     glob, whose globSync it imports from `fs` on Node 20 through
+#   - MCP clients from npm: the official TypeScript SDK 1.x (handshake
+#     revisions; with express and jose for the tests' loopback
+#     authorization server) and its 2.x client (the stateless revision,
+#     2026-07-28), the MCP Inspector (its CLI mode), and the official
+#     conformance suite, 0.1.16 and the 0.2.0-alpha line (as
+#     `mcp-conformance-next`, for the 2026-07-28 scenarios; with glob,
+#     whose globSync it imports from `fs` on Node 20 through
 #     serve/tests/clients/node_hooks.mjs).
 # The tests that need them fail, naming this script, when they are missing.
 set -euo pipefail
@@ -44,6 +47,8 @@ AXE_CORE=4.14.1
 MCP_TS_SDK=1.32.2
 MCP_INSPECTOR=0.21.2
 MCP_CONFORMANCE=0.1.16
+MCP_CONFORMANCE_NEXT=0.2.0-alpha.12
+MCP_TS_CLIENT=2.4.0
 EXPRESS=5.3.0
 JOSE=6.2.18
 GLOB=11.1.0
@@ -77,7 +82,7 @@ fi
 deps=target/test-deps
 mkdir -p "$deps"
 
-stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-oa$OPENAI_AGENTS-lcmcp$LANGCHAIN_MCP_ADAPTERS-lccore$LANGCHAIN_CORE-lcsdk$LANGCHAIN_MCP"
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-confnext$MCP_CONFORMANCE_NEXT-tsclient$MCP_TS_CLIENT-oa$OPENAI_AGENTS-lcmcp$LANGCHAIN_MCP_ADAPTERS-lccore$LANGCHAIN_CORE-lcsdk$LANGCHAIN_MCP"
 [ -e "$stamp" ] && exit 0
 
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
@@ -117,8 +122,11 @@ mkdir -p "$deps/node"
        "@bytecodealliance/jco@$JCO" "@bytecodealliance/componentize-js@$COMPONENTIZE_JS" \
        "playwright-core@$PLAYWRIGHT_CORE" "axe-core@$AXE_CORE" \
        "@modelcontextprotocol/sdk@$MCP_TS_SDK" "@modelcontextprotocol/inspector@$MCP_INSPECTOR" \
-       "@modelcontextprotocol/conformance@$MCP_CONFORMANCE" "express@$EXPRESS" "jose@$JOSE" "glob@$GLOB")
+       "@modelcontextprotocol/conformance@$MCP_CONFORMANCE" \
+       "mcp-conformance-next@npm:@modelcontextprotocol/conformance@$MCP_CONFORMANCE_NEXT" \
+       "@modelcontextprotocol/client@$MCP_TS_CLIENT" \
+       "express@$EXPRESS" "jose@$JOSE" "glob@$GLOB")
 
 rm -f "$deps"/.installed-*
 touch "$stamp"
-echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE, openai-agents $OPENAI_AGENTS, langchain-mcp-adapters $LANGCHAIN_MCP_ADAPTERS (langchain-core $LANGCHAIN_CORE, mcp $LANGCHAIN_MCP) in $deps"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE and $MCP_CONFORMANCE_NEXT, MCP TypeScript client $MCP_TS_CLIENT, openai-agents $OPENAI_AGENTS, langchain-mcp-adapters $LANGCHAIN_MCP_ADAPTERS (langchain-core $LANGCHAIN_CORE, mcp $LANGCHAIN_MCP) in $deps"

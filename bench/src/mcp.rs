@@ -34,6 +34,7 @@ use harmonia_serve::auth::Authenticator;
 use harmonia_serve::auth::tokens::{TokenFile, TokenStore};
 use harmonia_serve::config::ServeConfig;
 use harmonia_serve::http::HttpServer;
+use harmonia_serve::sessions::NEW_SESSION;
 use harmonia_serve::state::ServeState;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -217,7 +218,7 @@ fn bench_principal() -> harmonia_serve::auth::Principal {
 /// disk).
 fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Samples> {
     use harmonia_serve::config::SessionsConfig;
-    use harmonia_serve::sessions::GuardedSessions;
+    use harmonia_serve::sessions::{Continue, GuardedSessions};
     let liaison = Liaison::new(host.clone(), SkillSet::builtin())?;
     let skill = liaison.skills().get("job-status").context("the job-status skill")?.clone();
     let mut config = bench_serve_config();
@@ -252,11 +253,11 @@ fn carried_state(host: &Host, steps: usize, across: Option<&Path>) -> Result<Sam
     let mut times = Vec::with_capacity(steps + warm);
     runtime.block_on(async {
         for _ in 0..steps + warm {
-            let mut held = first.hold(&liaison, &principal, &skill, None, lease).await?;
+            let mut held = first.hold(&liaison, &principal, &skill, &Continue::New, lease).await?;
             held.session().call_recorded_async(TOOL, &arguments).await?;
             let handle = first.record(held).await?;
             let started = Instant::now();
-            let held = next.hold(&liaison, &principal, &skill, Some(&handle), lease).await?;
+            let held = next.hold(&liaison, &principal, &skill, &Continue::Handle(handle), lease).await?;
             next.record(held).await?;
             times.push(started.elapsed());
         }
@@ -291,7 +292,7 @@ fn guarded_round_trip(effort: &Effort, out: &mut Report, dir: &Path) -> Result<(
         let handshake_second = started.elapsed();
         session.close()?;
         let started = Instant::now();
-        let (carried_first, handle) = call_carried(&agent, &skill, &token, None, n)?;
+        let (carried_first, handle) = call_carried(&agent, &skill, &token, Some(NEW_SESSION), n)?;
         let stateless_first = started.elapsed();
         let started = Instant::now();
         let (carried_second, _) = call_carried(&agent, &skill, &token, Some(&handle), n)?;

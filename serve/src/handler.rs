@@ -33,8 +33,8 @@
 use crate::auth::Principal;
 use crate::catalog;
 use crate::metrics::ServeMetrics;
-use crate::sessions::Refused;
 use crate::sessions::handle::META_KEY;
+use crate::sessions::{Continue, Refused};
 use crate::state::ServeState;
 use crate::telemetry::TraceParent;
 use crate::tenants::Tenants;
@@ -97,8 +97,9 @@ enum Guard {
     Unbound,
     /// The MCP session's.
     Session(Skill),
-    /// A stateless session's, carried by the handle given (none: a new one).
-    Stateless(Skill, Option<String>),
+    /// A stateless session's: the one a handle names, the credential's
+    /// current one on the skill, or an explicit new one.
+    Stateless(Skill, Continue),
 }
 
 /// How a call that did not answer with an envelope ended.
@@ -137,6 +138,50 @@ fn skill_entry(skill: &Skill) -> rmcp::model::Skill {
 /// The handle in a request's `_meta`, if any.
 fn handle_in(meta: &MetaObject) -> Option<String> {
     meta.0.get(META_KEY).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The argument a skill route's tools take for the guarded session's
+/// handle on the stateless revision: the revision's pattern for state
+/// across calls (SEP-2567), a server-minted handle passed back as an
+/// ordinary argument, which the model carries. Declared in each tool's
+/// input schema there, given in each result, and taken out of the
+/// arguments before the tool sees them.
+pub const HANDLE_ARGUMENT: &str = "harmonia_session";
+
+/// The handle argument's schema.
+fn handle_property() -> Value {
+    serde_json::json!({
+        "type": "string",
+        "description": "This skill's guarded session: the harmonia_session value the previous result of this skill gave. Leave it out to continue your current session; \"new\" starts a new one.",
+    })
+}
+
+/// `tool` as a skill route lists it on the stateless revision: its input
+/// schema also takes [`HANDLE_ARGUMENT`].
+fn with_handle_argument(mut tool: rmcp::model::Tool) -> rmcp::model::Tool {
+    let mut schema = (*tool.input_schema).clone();
+    let properties = schema.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(properties) = properties {
+        properties.insert(HANDLE_ARGUMENT.to_owned(), handle_property());
+    }
+    schema.entry("type").or_insert_with(|| Value::String("object".into()));
+    tool.input_schema = Arc::new(schema);
+    tool
+}
+
+/// The text a stateless skill route's result adds after the envelope, so
+/// a model reading the result sees the handle to carry.
+fn handle_text(handle: &str) -> String {
+    format!(
+        "{HANDLE_ARGUMENT}: {handle}\n(pass it as the {HANDLE_ARGUMENT} argument of this skill's next call)"
+    )
+}
+
+/// -32602 for a tool the caller is not offered here (not loaded, not in
+/// its allow-list): as the specification answers an unknown tool, the same
+/// whether or not it exists.
+fn unknown_tool(tool: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {tool}"), None)
 }
 
 /// A JSON-RPC error for a stateless session that cannot go on.
@@ -262,15 +307,19 @@ impl McpServer {
         Ok(Arc::clone(self.session.get_or_init(|| Arc::new(Mutex::new(session)))))
     }
 
-    /// The guard a call on this connection passes, given the request's
-    /// `_meta`.
-    fn guard(&self, meta: &MetaObject) -> Guard {
+    /// Whether requests here are guarded by a handle (a skill route on the
+    /// stateless revision), not by an MCP session.
+    fn stateless_skill(&self) -> bool {
+        self.skill.is_some() && !self.in_session.load(Ordering::Acquire) && self.fixed.is_none()
+    }
+
+    /// The guard a call on this connection passes, given the handle the
+    /// request carries (its argument, else its `_meta`).
+    fn guard(&self, handle: Option<&str>) -> Guard {
         match &self.skill {
             None => Guard::Unbound,
-            Some(skill) if self.in_session.load(Ordering::Acquire) || self.fixed.is_some() => {
-                Guard::Session(skill.clone())
-            }
-            Some(skill) => Guard::Stateless(skill.clone(), handle_in(meta)),
+            Some(skill) if !self.stateless_skill() => Guard::Session(skill.clone()),
+            Some(skill) => Guard::Stateless(skill.clone(), Continue::from_handle(handle)),
         }
     }
 
@@ -308,6 +357,7 @@ impl McpServer {
             Ok(Ok((envelope, handle))) => {
                 let mut result = catalog::result(&envelope);
                 if let Some(handle) = handle {
+                    result.content.push(rmcp::model::ContentBlock::text(handle_text(&handle)));
                     let mut meta = MetaObject::new();
                     meta.0.insert(META_KEY.to_owned(), Value::String(handle));
                     result.meta = Some(meta);
@@ -373,7 +423,7 @@ impl McpServer {
                 let lease = (deadline + Duration::from_secs(5)).min(state.limits.request_timeout());
                 let sessions = &state.sessions;
                 let mut held = sessions
-                    .hold(&liaison, &principal, &skill, handle.as_deref(), lease)
+                    .hold(&liaison, &principal, &skill, &handle, lease)
                     .await
                     .map_err(Unanswered::Refused)?;
                 let (envelope, record) = held
@@ -566,6 +616,7 @@ impl ServerHandler for McpServer {
             .tools()
             .filter(|info| self.visible(&principal, &info.descriptor.name))
             .map(|info| catalog::tool(&info.descriptor))
+            .map(|tool| if self.stateless_skill() { with_handle_argument(tool) } else { tool })
             .collect();
         let mut listed = ListToolsResult::with_all_items(tools);
         (listed.ttl_ms, listed.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
@@ -586,14 +637,24 @@ impl ServerHandler for McpServer {
         let liaison = self.state.liaison();
         let deadline = principal.allows(&tool).then(|| liaison.host().deadline(&tool)).flatten();
         let Some(deadline) = deadline else {
-            tracing::info!(principal = %principal.id, "call refused: the credential does not allow the tool");
+            tracing::info!(principal = %principal.id, "call refused: the tool is not offered to this credential");
             if let Some(metrics) = self.state.metrics() {
                 metrics.call_refused(&tool, None);
             }
-            return Ok(catalog::result(&catalog::not_allowed()).into());
+            return Err(unknown_tool(&tool));
         };
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let guard = self.guard(&context.meta.0);
+        let mut arguments = request.arguments.unwrap_or_default();
+        // On a skill route the handle argument is the server's, never the
+        // tool's: taken out before the tool sees its input.
+        let carried = match self.skill.is_some().then(|| arguments.remove(HANDLE_ARGUMENT)).flatten() {
+            None => None,
+            Some(Value::String(handle)) => Some(handle),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(format!("`{HANDLE_ARGUMENT}` must be a string"), None));
+            }
+        };
+        let guard = self.guard(carried.or_else(|| handle_in(&context.meta.0)).as_deref());
+        let args = Value::Object(arguments);
         self.call((liaison, deadline), principal, tool, args, guard, trace_parent(&context.meta.0)).await
     }
 
@@ -688,40 +749,35 @@ impl ServerHandler for McpServer {
         let principal = self.principal(&context)?;
         let liaison = self.state.liaison();
         if let Some(skill) = self.visible_skill_file(&liaison, &principal, &request.uri) {
-            return Ok(ReadResourceResult::new(vec![
+            let mut read = ReadResourceResult::new(vec![
                 ResourceContents::text(skill.text.clone(), request.uri.clone())
                     .with_mime_type("text/markdown"),
-            ])
-            .into());
+            ]);
+            (read.ttl_ms, read.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
+            return Ok(read.into());
         }
         let (Some(skill), TRACE_URI) = (&self.skill, request.uri.as_str()) else {
             return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None));
         };
-        let document = match self.guard(&context.meta.0) {
-            Guard::Stateless(skill, Some(handle)) => self
-                .state
+        let document = if self.stateless_skill() {
+            // With a handle, its session's trace; without, the credential's
+            // current session's (the one a call without a handle goes on).
+            self.state
                 .sessions
-                .trace(&self.state.liaison(), &principal, &skill, &handle)
+                .trace(&self.state.liaison(), &principal, skill, handle_in(&context.meta.0).as_deref())
                 .await
-                .map_err(|refusal| refused(&refusal))?,
-            Guard::Stateless(..) => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "outside an MCP session, the trace is read with the session's handle in `_meta` under `{META_KEY}`"
-                    ),
-                    None,
-                ));
-            }
-            _ => {
-                let session = self.session(&principal, skill)?;
-                let session = session.lock().await;
-                session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
-            }
+                .map_err(|refusal| refused(&refusal))?
+        } else {
+            let session = self.session(&principal, skill)?;
+            let session = session.lock().await;
+            session.signed_trace().map_err(|error| ErrorData::internal_error(error.to_string(), None))?
         };
         let text = document.to_value().to_string();
-        Ok(ReadResourceResult::new(vec![
+        // A trace changes with every call: private, and never fresh.
+        let mut read = ReadResourceResult::new(vec![
             ResourceContents::text(text, TRACE_URI).with_mime_type("application/json"),
-        ])
-        .into())
+        ]);
+        (read.ttl_ms, read.cache_scope) = (Some(0), Some(CacheScope::Private));
+        Ok(read.into())
     }
 }

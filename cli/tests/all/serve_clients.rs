@@ -16,6 +16,13 @@
 //!   `MCPServerStreamableHttp`, on `/mcp` and on a skill route, where it
 //!   carries the guarded session's handle and the guard refuses its second
 //!   call (`serve/tests/clients/agents_scripted.py`);
+//! - stock clients on the stateless revision (2026-07-28) that never send
+//!   the guarded session's handle back, the Agents SDK's
+//!   `MCPServerStreamableHttp` and the TypeScript SDK's v2 client
+//!   (`serve/tests/clients/ts_stateless.mjs`): a retry after a success is
+//!   refused, and so is a third attempt after two retryable failures (an
+//!   upstream that refuses every connection), each judged by the
+//!   credential's one guarded session on the skill;
 //! - LangChain's MCP adapters (`MultiServerMCPClient`, `load_mcp_tools`)
 //!   over stdio, HTTP and a skill route, their tools invoked as a tool node
 //!   does (`serve/tests/clients/langchain_client.py`, in its own venv);
@@ -42,6 +49,8 @@ fn node_modules() -> PathBuf {
         "@modelcontextprotocol/sdk",
         "@modelcontextprotocol/inspector",
         "@modelcontextprotocol/conformance",
+        "@modelcontextprotocol/client",
+        "mcp-conformance-next",
         "express",
         "jose",
         "glob",
@@ -111,6 +120,11 @@ impl Drop for Running {
 /// `harmonia serve --http` on `address` with `serve_config` in `dir`: the
 /// child and its URL.
 fn serve(dir: &Path, address: &str, serve_config: &str) -> (Running, String) {
+    serve_with(dir, address, serve_config, &[])
+}
+
+/// [`serve`] with `env` set for the server.
+fn serve_with(dir: &Path, address: &str, serve_config: &str, env: &[(&str, &str)]) -> (Running, String) {
     std::fs::write(dir.join("serve.toml"), serve_config).unwrap();
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
     let (child, url) = spawn_listening(
@@ -119,6 +133,7 @@ fn serve(dir: &Path, address: &str, serve_config: &str) -> (Running, String) {
             .arg(dir.join("harmonia.toml"))
             .arg("--serve-config")
             .arg(dir.join("serve.toml"))
+            .envs(env.iter().copied())
             .stderr(log),
     );
     (Running(child), url)
@@ -410,6 +425,62 @@ fn an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_
     // to the second call, and the guard refused that second call.
     let skill = agents("skill", &[format!("{url}/mcp/skills/job-status"), token]);
     assert_eq!(final_output(&skill), format!("{job}; then error call_refused"), "{skill}");
+}
+
+/// What a stock client, carrying no handle, gets on a skill route of the
+/// stateless revision: every call goes on with its credential's current
+/// guarded session, so dropping the handle never buys a fresh guard.
+/// Each client has its own credential (its own current session); the
+/// outage server's workspace is an upstream that refuses connections, so
+/// every call there fails retryably.
+#[test]
+fn stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_third_attempt_refused() {
+    let python = agents_python();
+    let dir = scratch("stock-clients");
+    let (agents_token, ts_token) = (token(&dir, "get_job_status"), token(&dir, "get_job_status"));
+    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    let outage = scratch("stock-clients-outage");
+    let closed = free_port();
+    std::fs::write(
+        outage.join("harmonia.toml"),
+        format!("[workspace]\nsource = \"http\"\nbase_url = \"http://127.0.0.1:{closed}\"\ntoken_env = \"HARMONIA_TEST_API_TOKEN\"\n"),
+    )
+    .unwrap();
+    let (outage_agents, outage_ts) = (token(&outage, "get_job_status"), token(&outage, "get_job_status"));
+    let (_outage_server, outage_url) = serve_with(
+        &outage,
+        "127.0.0.1:0",
+        "tokens_file = \"tokens.toml\"\n",
+        &[("HARMONIA_TEST_API_TOKEN", "unused: nothing answers")],
+    );
+    let skill = |url: &str| format!("{url}/mcp/skills/job-status");
+
+    let agents = |url: &str, token: &str, calls: usize| {
+        let args = [skill(url), token.to_owned(), calls.to_string()];
+        let shown = python_scenario(&python, "agents_scripted.py", "stock", &args, "2026-07-28");
+        final_output(&shown).to_owned()
+    };
+    let job =
+        "first call success: job job-7 (Repost benchmark results) is failed, error provider_rate_limited";
+    assert_eq!(agents(&url, &agents_token, 2), format!("{job}; then error call_refused"));
+    assert_eq!(
+        agents(&outage_url, &outage_agents, 3),
+        "first call error dependency_unavailable; then error dependency_unavailable; then error call_refused"
+    );
+
+    let typescript = |url: &str, token: &str, outcomes: &[&str]| {
+        let output =
+            node("ts_stateless.mjs").arg("stock").arg(skill(url)).arg(token).args(outcomes).output().unwrap();
+        let shown = text(&output);
+        assert!(output.status.success() && shown.contains("scenario stock passed"), "{shown}");
+        assert!(shown.contains("protocol 2026-07-28"), "{shown}");
+    };
+    typescript(&url, &ts_token, &["success", "call_refused"]);
+    typescript(
+        &outage_url,
+        &outage_ts,
+        &["dependency_unavailable", "dependency_unavailable", "call_refused"],
+    );
 }
 
 /// The LangChain adapters' own Python, or a failure naming the script.

@@ -41,7 +41,7 @@ use harmonia_contract::liaison::trace::{Trace, TraceDocument};
 use harmonia_host::CallContext;
 use harmonia_host::liaison::session::{Liaison, ResumeError, Session, SessionLimits};
 use harmonia_host::liaison::skills::Skill;
-use ledger::{Claim, Ledger, LedgerError, NewSession, Place, Readiness, SessionBounds, Step};
+use ledger::{Claim, CurrentClaim, Ledger, LedgerError, NewSession, Place, Readiness, SessionBounds, Step};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -50,6 +50,34 @@ use std::time::Duration;
 /// How long an MCP session's place lasts unless its replica renews it:
 /// a replica that died gives its places back within this.
 pub const PLACE_LEASE: Duration = Duration::from_secs(60);
+
+/// How a call on a skill route names the guarded session it continues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Continue {
+    /// No handle: its holder's current session on the skill (a new one,
+    /// which becomes the current one, when it has none live). So a client
+    /// that drops the handle never gets a fresh guard.
+    Current,
+    /// An explicit new session (the handle's value `new`), which becomes
+    /// the current one; the one it replaces goes on only by its handle.
+    New,
+    /// The session a handle names, at the step it names.
+    Handle(String),
+}
+
+impl Continue {
+    /// What a request's handle (an argument or `_meta`) says.
+    pub fn from_handle(handle: Option<&str>) -> Self {
+        match handle {
+            None => Self::Current,
+            Some(NEW_SESSION) => Self::New,
+            Some(handle) => Self::Handle(handle.to_owned()),
+        }
+    }
+}
+
+/// The handle's value that starts a new session explicitly.
+pub const NEW_SESSION: &str = "new";
 
 /// Why a stateless guarded session could not go on.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -327,57 +355,52 @@ impl GuardedSessions {
         self.ledger.renew(places, PLACE_LEASE).await
     }
 
-    /// Hold the session `handle` names (or a new one, without a handle)
-    /// of `principal` on `skill` for one call, which may last `lease`. A
-    /// new one is opened within the bounds, both kinds of session counted
-    /// over the ledger.
+    /// Hold, for one call which may last `lease`, the session of
+    /// `principal` on `skill` that `how` names: the one a handle names, the
+    /// current one, or a new one. A new one is opened within the bounds,
+    /// both kinds of session counted over the ledger.
     pub async fn hold(
         &self,
         liaison: &Liaison,
         principal: &Principal,
         skill: &Skill,
-        handle: Option<&str>,
+        how: &Continue,
         lease: Duration,
     ) -> Result<Held, Refused> {
         let bound = holder(principal);
         let name = skill.name.clone();
-        let Some(handle) = handle else {
-            let id = ledger::new_id()?;
-            let mut session = liaison.session(Self::context(&id, principal));
-            session.activate(&name).map_err(|error| Refused::Activation(error.to_string()))?;
-            let entries = entry_texts(session.trace(), 0);
-            let stored = entries.len();
-            let new = NewSession {
-                id: id.clone(),
-                credential: principal.id.clone(),
-                skill: name.clone(),
-                entries,
-                bounds: self.bounds,
-                ttl: self.ttl,
-                lease,
-            };
-            self.ledger.create(new).await?;
-            return Ok(Held {
-                id,
-                step: 0,
-                stored,
-                skill: name,
-                holder: bound,
-                session: Some(session),
-                ledger: Some(Arc::clone(&self.ledger)),
-            });
+        let (id, step, warm, stored) = match how {
+            Continue::New => return self.open(liaison, principal, skill, lease, true).await,
+            Continue::Current => {
+                let claim = CurrentClaim {
+                    holder: bound.clone(),
+                    credential: principal.id.clone(),
+                    skill: name.clone(),
+                    lease,
+                };
+                match self.ledger.claim_current(claim).await? {
+                    None => return self.open(liaison, principal, skill, lease, false).await,
+                    Some(current) => {
+                        let warm = self.warm().remove(&current.id).filter(|(at, _)| *at == current.step);
+                        (current.id, current.step, warm.map(|(_, session)| session), Some(current.trace))
+                    }
+                }
+            }
+            Continue::Handle(handle) => {
+                let Handle { session: id, step } = self.codec.open(handle, &bound, &name)?;
+                let warm = self.warm().remove(&id).filter(|(at, _)| *at == step).map(|(_, session)| session);
+                let claim = Claim {
+                    id: id.clone(),
+                    credential: principal.id.clone(),
+                    skill: name.clone(),
+                    step,
+                    lease,
+                    with_trace: warm.is_none(),
+                };
+                let stored = self.ledger.claim(claim).await?;
+                (id, step, warm, stored)
+            }
         };
-        let Handle { session: id, step } = self.codec.open(handle, &bound, &name)?;
-        let warm = self.warm().remove(&id).filter(|(at, _)| *at == step).map(|(_, session)| session);
-        let claim = Claim {
-            id: id.clone(),
-            credential: principal.id.clone(),
-            skill: name.clone(),
-            step,
-            lease,
-            with_trace: warm.is_none(),
-        };
-        let stored = self.ledger.claim(claim).await?;
         let mut held = Held {
             id: id.clone(),
             step,
@@ -387,7 +410,9 @@ impl GuardedSessions {
             session: warm,
             ledger: Some(Arc::clone(&self.ledger)),
         };
-        if let Some(stored) = stored {
+        if held.session.is_none()
+            && let Some(stored) = stored
+        {
             let trace = Trace::parse_str(&stored)
                 .map_err(|error| Refused::Ledger(LedgerError::Store(error.to_string())))?;
             held.stored = trace.entries.len();
@@ -395,6 +420,44 @@ impl GuardedSessions {
                 Some(liaison.resume(Self::context(&id, principal), trace, SessionLimits::default())?);
         }
         Ok(held)
+    }
+
+    /// Open a new session of `principal` on `skill`, held for its first
+    /// call, as its current one (`replace`: even when it has one live).
+    async fn open(
+        &self,
+        liaison: &Liaison,
+        principal: &Principal,
+        skill: &Skill,
+        lease: Duration,
+        replace: bool,
+    ) -> Result<Held, Refused> {
+        let id = ledger::new_id()?;
+        let mut session = liaison.session(Self::context(&id, principal));
+        session.activate(&skill.name).map_err(|error| Refused::Activation(error.to_string()))?;
+        let entries = entry_texts(session.trace(), 0);
+        let stored = entries.len();
+        let new = NewSession {
+            id: id.clone(),
+            credential: principal.id.clone(),
+            holder: holder(principal),
+            replace,
+            skill: skill.name.clone(),
+            entries,
+            bounds: self.bounds,
+            ttl: self.ttl,
+            lease,
+        };
+        self.ledger.create(new).await?;
+        Ok(Held {
+            id,
+            step: 0,
+            stored,
+            skill: skill.name.clone(),
+            holder: holder(principal),
+            session: Some(session),
+            ledger: Some(Arc::clone(&self.ledger)),
+        })
     }
 
     /// Record the call `held` ran: the session moves on a step; the handle
@@ -431,19 +494,33 @@ impl GuardedSessions {
         Ok(self.codec.seal(&next, &held.holder, &held.skill))
     }
 
-    /// The signed trace of the session `handle` names.
+    /// The signed trace of the session `handle` names, or without a
+    /// handle, of the holder's current session on `skill` (an empty trace
+    /// when it has none live).
     pub async fn trace(
         &self,
         liaison: &Liaison,
         principal: &Principal,
         skill: &Skill,
-        handle: &str,
+        handle: Option<&str>,
     ) -> Result<TraceDocument, Refused> {
-        let Handle { session: id, .. } = self.codec.open(handle, &holder(principal), &skill.name)?;
-        let stored = self.ledger.trace(id.clone(), principal.id.clone(), skill.name.clone()).await?;
-        let trace = Trace::parse_str(&stored)
-            .map_err(|error| Refused::Ledger(LedgerError::Store(error.to_string())))?;
-        let session = liaison.resume(Self::context(&id, principal), trace, SessionLimits::default())?;
+        let bound = holder(principal);
+        let found = match handle {
+            Some(handle) => {
+                let Handle { session: id, .. } = self.codec.open(handle, &bound, &skill.name)?;
+                let stored = self.ledger.trace(id.clone(), principal.id.clone(), skill.name.clone()).await?;
+                Some((id, stored))
+            }
+            None => self.ledger.current_trace(bound, principal.id.clone(), skill.name.clone()).await?,
+        };
+        let session = match found {
+            Some((id, stored)) => {
+                let trace = Trace::parse_str(&stored)
+                    .map_err(|error| Refused::Ledger(LedgerError::Store(error.to_string())))?;
+                liaison.resume(Self::context(&id, principal), trace, SessionLimits::default())?
+            }
+            None => liaison.session(Self::context("none", principal)),
+        };
         session.signed_trace().map_err(|error| Refused::Ledger(LedgerError::Store(error.to_string())))
     }
 }

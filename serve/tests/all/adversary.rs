@@ -605,8 +605,10 @@ fn skill_routes_serve_nothing_unguarded_outside_a_session() {
     }
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     assert_eq!(server.post("/mcp/skills/job-status", &server.token, &[], &list).status, 400);
-    // Standing alone (its version in `_meta`), a call is guarded by a
-    // session of its own, carried by the handle it is answered with.
+    // Standing alone (its version in `_meta`), a call is guarded by the
+    // credential's current session on the skill (opened by the first),
+    // carried by the handle it is answered with: the second, without a
+    // handle, goes on with it and is refused as a retry after a success.
     let per_request = |version: &str| {
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_job_status",
             "arguments": {"job_id": "job-7"},
@@ -614,7 +616,7 @@ fn skill_routes_serve_nothing_unguarded_outside_a_session() {
                       "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
                       "io.modelcontextprotocol/clientCapabilities": {}}}})
     };
-    for version in ["2025-11-25", "2026-07-28"] {
+    for (version, status) in [("2025-11-25", "success"), ("2026-07-28", "error")] {
         let answer = server.post(
             "/mcp/skills/job-status",
             &server.token,
@@ -627,7 +629,7 @@ fn skill_routes_serve_nothing_unguarded_outside_a_session() {
         );
         assert_eq!(answer.status, 200, "{version}: {}", answer.body);
         let result = &answer.json()["result"];
-        assert_eq!(result["structuredContent"]["status"], "success", "{version}: {}", answer.body);
+        assert_eq!(result["structuredContent"]["status"], status, "{version}: {}", answer.body);
         assert!(result["_meta"]["dev.harmonia/session"].is_string(), "{version}: {}", answer.body);
     }
     // Inside a session the guard runs and records.

@@ -49,9 +49,10 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
     assert_eq!(status, 401);
     let (status, _) = server.call_with("", "get_job_status", json!({}));
     assert_eq!(status, 401);
-    // Loaded but not allowed for this credential: refused, under its name.
-    let refused = server.envelope("get_operator_feed", json!({}));
-    assert_eq!(refused["error"]["code"], "call_refused", "{refused}");
+    // Loaded but not allowed for this credential: not offered, so an
+    // unknown tool to it (-32602), counted as refused under its name.
+    let refused = server.call_error("get_operator_feed", json!({}));
+    assert_eq!(refused["code"], -32602, "{refused}");
     let verdict = server.validate(json!({"trace": [], "answer": {}, "mode": "review"}));
     assert_eq!(verdict["rule"], "answer_schema", "{verdict}");
     let verdict = server.validate(json!({"trace": [], "answer": {}, "mode": "submission"}));
@@ -85,8 +86,8 @@ fn the_scrape_counts_real_calls_exactly_and_never_shows_a_secret() {
 
     // A flood of made-up tool names: one `unknown` series, whatever the count.
     for index in 0..200 {
-        let refused = server.envelope(&format!("made_up_{CANARY_ARG}_{index}"), json!({}));
-        assert_eq!(refused["error"]["code"], "call_refused", "{refused}");
+        let refused = server.call_error(&format!("made_up_{CANARY_ARG}_{index}"), json!({}));
+        assert_eq!(refused["code"], -32602, "{refused}");
     }
     let flooded = server.metrics();
     assert_eq!(series_count(&flooded, "harmonia_calls_total"), 5, "{flooded}");

@@ -150,12 +150,12 @@ fn a_jwt_lacking_a_tools_scope_gets_403_insufficient_scope_naming_it_and_static_
     assert_eq!(answer.status, 403, "{}", answer.body);
     assert_eq!(answer.json()["id"], 9);
 
-    // A tool outside the allow-list is refused as before, naming no
+    // A tool outside the allow-list is an unknown tool (-32602), naming no
     // scope (the same answer whether or not the tool exists).
     for tool in ["testing_fetch_url", "no_such_tool"] {
         let (status, _, answer) = post(&server, "/mcp", &token, &stateless_call(tool, json!({})));
         assert_eq!(status, 200, "{tool}: {answer}");
-        assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "call_refused", "{answer}");
+        assert_eq!(answer["error"], json!({"code": -32602, "message": format!("Unknown tool: {tool}")}));
     }
 
     // No scope claim at all: no tool.

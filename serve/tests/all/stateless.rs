@@ -1,9 +1,10 @@
 //! Guarded sessions on the stateless revision (2026-07-28): no MCP
-//! session, the guard carried by a sealed handle in `_meta` and kept in
-//! the ledger. A hostile client replays an earlier handle, moves one to
-//! another credential, truncates or edits it, or races two calls on one
-//! step: each licenses nothing, and the trace keeps exactly the calls the
-//! guard judged.
+//! session, the guard carried by a sealed handle (an argument each tool
+//! declares there, or `_meta`) and kept in the ledger. A hostile client
+//! replays an earlier handle, moves one to another credential, truncates
+//! or edits it, races two calls on one step, or drops the handle to get a
+//! fresh guard: each licenses nothing, and the trace keeps exactly the
+//! calls the guard judged.
 
 use crate::support::{Server, stateless_request};
 use harmonia_serve::config::ServeConfig;
@@ -123,9 +124,11 @@ fn a_stateless_guarded_session_is_carried_by_its_handle_and_the_guard_still_refu
         checked["seal"]["state"], "verified",
         "the server's own key seals the stored trace: {checked}"
     );
-    // A call without a handle opens a session of its own: one more
-    // guarded session, never one that goes on from another.
-    let fresh = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    // A call without a handle goes on with the credential's current
+    // session (never a fresh guard); only `new` opens another.
+    let dropped = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert!(dropped.refused_by_guard(), "{}", dropped.message);
+    let fresh = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-7"}));
     assert_eq!(fresh.envelope()["status"], "success");
     assert_eq!(kinds(&trace(&server, &token, &fresh.handle())).len(), 2);
 }
@@ -168,7 +171,7 @@ fn a_replayed_moved_truncated_or_edited_handle_licenses_nothing() {
 
     // Two sessions of one credential: each handle goes on with its own
     // session only.
-    let second = call(&server, &token, None, "get_job_status", json!({"job_id": "job-404"}));
+    let second = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-404"}));
     assert_eq!(second.envelope()["status"], "error", "{}", second.message);
     assert_eq!(kinds(&trace(&server, &token, &second.handle())).len(), 2);
     assert_eq!(kinds(&trace(&server, &token, &current)).len(), 3);
@@ -243,10 +246,10 @@ fn stateless_sessions_count_against_the_credentials_share() {
     let server = Server::start(&upstream, config);
     let token = server.token.clone();
     for _ in 0..2 {
-        let opened = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+        let opened = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-7"}));
         assert_eq!(opened.envelope()["status"], "success", "{}", opened.message);
     }
-    let third = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    let third = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-7"}));
     assert_eq!(third.refusal(), Some("credential_sessions"), "{}", third.message);
     assert_eq!(third.message["error"]["data"]["retryable"], true);
     let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
@@ -341,4 +344,119 @@ fn a_stateless_request_whose_routing_headers_disagree_with_its_body_is_refused()
     }
     let metrics = server.metrics();
     assert!(!metrics.contains("harmonia_calls_total{"), "nothing ran: {metrics}");
+}
+
+/// What a stock client does: never sends the handle back, and retries a
+/// call that succeeded. Every call goes on with the credential's one
+/// current session on the skill, so the guard judges them all: one runs,
+/// the retries are refused, and the trace (read without a handle: the
+/// current session's) has them all.
+#[test]
+fn a_client_that_never_sends_the_handle_back_gets_one_guard_not_a_fresh_one_per_call() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let answers: Vec<Called> =
+        (0..4).map(|_| call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}))).collect();
+    assert_eq!(answers[0].envelope()["status"], "success", "{}", answers[0].message);
+    for retry in &answers[1..] {
+        assert!(retry.refused_by_guard(), "a retry after a success is refused: {}", retry.message);
+    }
+    let body = request("resources/read", json!({"uri": "harmonia://session/trace"}), None);
+    let read = server.post(SKILL, &token, &READ_HEADERS, &body);
+    let result = &read.json()["result"];
+    assert_eq!(
+        (result["ttlMs"].clone(), result["cacheScope"].clone()),
+        (json!(0), json!("private")),
+        "{}",
+        read.body
+    );
+    let document: Value = serde_json::from_str(result["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let reasons: Vec<_> = kinds(&document).into_iter().map(|(_, reason)| reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            None,
+            None,
+            Some("retry_without_retryable_error".into()),
+            Some("retry_ceiling".into()),
+            Some("retry_ceiling".into())
+        ],
+        "{document}"
+    );
+    // Another credential's current session is its own.
+    let other = server.add_token("ws_demo", &crate::support::TOOLS, None);
+    let theirs = call(&server, &other, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(theirs.envelope()["status"], "success", "{}", theirs.message);
+}
+
+/// SEP-2567's pattern: the handle is an ordinary argument each tool of a
+/// skill route declares on the stateless revision, given back in each
+/// result (as text a model reads, and in `_meta`), and taken out of the
+/// arguments before the tool sees them.
+#[test]
+fn the_handle_travels_as_a_declared_argument_that_the_tool_never_sees() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let list = request("tools/list", json!({}), None);
+    let listed = server.post(
+        SKILL,
+        &token,
+        &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")],
+        &list,
+    );
+    let tool = &listed.json()["result"]["tools"][0];
+    assert_eq!(tool["name"], "get_job_status", "{}", listed.body);
+    assert_eq!(tool["inputSchema"]["properties"]["harmonia_session"]["type"], "string", "{}", listed.body);
+    let required = tool["inputSchema"]["required"].as_array().cloned().unwrap_or_default();
+    assert!(!required.contains(&json!("harmonia_session")), "optional: {}", listed.body);
+    let unbound = server.post(
+        "/mcp",
+        &token,
+        &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")],
+        &list,
+    );
+    assert!(!unbound.body.contains("harmonia_session"), "only skill routes take it: {}", unbound.body);
+
+    let first = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-7"}));
+    let texts: Vec<&str> = first.message["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|block| block["text"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 2, "{}", first.message);
+    assert_eq!(serde_json::from_str::<Value>(texts[0]).unwrap(), *first.envelope(), "the envelope first");
+    assert!(texts[1].starts_with(&format!("harmonia_session: {}", first.handle())), "{}", texts[1]);
+    // The handle as an argument: the session goes on (the guard refuses
+    // the retry), and the tool never saw the argument.
+    let arguments = json!({"job_id": "job-7", "harmonia_session": first.handle()});
+    let retry = call(&server, &token, None, "get_job_status", arguments);
+    assert!(retry.refused_by_guard(), "{}", retry.message);
+    let document = trace(&server, &token, &retry.handle());
+    assert_eq!(document["entries"][1]["args"], json!({"job_id": "job-7"}), "{document}");
+    assert_eq!(document["entries"].as_array().unwrap().len(), 3, "{document}");
+    let bad =
+        call(&server, &token, None, "get_job_status", json!({"job_id": "job-7", "harmonia_session": 7}));
+    assert_eq!(bad.message["error"]["code"], -32602, "{}", bad.message);
+}
+
+/// `new` is the one way to a fresh guard, and an explicit one: the
+/// session it replaces goes on only by its own handle.
+#[test]
+fn new_opens_a_session_explicitly_and_the_one_it_replaces_goes_on_by_its_handle() {
+    let upstream = Loopback::start();
+    let server = Server::start(&upstream, ServeConfig::default());
+    let token = server.token.clone();
+    let old = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(old.envelope()["status"], "success", "{}", old.message);
+    let new = call(&server, &token, Some("new"), "get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(new.envelope()["status"], "success", "{}", new.message);
+    let current = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
+    assert!(current.refused_by_guard(), "{}", current.message);
+    assert_eq!(kinds(&trace(&server, &token, &current.handle())).len(), 3, "it went on with the new one");
+    let by_handle = call(&server, &token, Some(&old.handle()), "get_job_status", json!({"job_id": "job-7"}));
+    assert!(by_handle.refused_by_guard(), "{}", by_handle.message);
+    assert_eq!(kinds(&trace(&server, &token, &by_handle.handle())).len(), 3, "the old one, by its handle");
 }

@@ -157,6 +157,15 @@ impl Server {
         answer["result"]["structuredContent"].clone()
     }
 
+    /// The JSON-RPC error a call of `tool` is answered with, with the
+    /// server's token (a call not answered with one fails the test).
+    pub fn call_error(&self, tool: &str, arguments: Value) -> Value {
+        let (status, answer) = self.call_with(&self.token, tool, arguments);
+        assert_eq!(status, 200, "{answer}");
+        assert!(answer["result"].is_null(), "answered as a tool result: {answer}");
+        answer["error"].clone()
+    }
+
     /// `POST /v1/validate` with the server's token: status and body.
     pub fn validate_status(&self, request: &Value) -> (u16, Value) {
         let (status, body) = validate_at(&self.agent, &self.url, &self.token, request);

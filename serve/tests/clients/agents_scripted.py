@@ -13,6 +13,13 @@ key) calling `harmonia serve` through the SDK's own MCP server classes:
                                                next call's, with the SDK's
                                                `custom_data_extractor` and
                                                `tool_meta_resolver`
+  python agents_scripted.py stock URL TOKEN N  a skill route as the SDK is,
+                                               carrying no handle: N calls of
+                                               the same tool (a retry after a
+                                               success, or after retryable
+                                               failures), each judged by the
+                                               credential's one guarded
+                                               session
 
 The scripted model implements the SDK's `Model` interface: it asks for
 `get_job_status` on job-7, reads the tool's output the runner gives back,
@@ -48,8 +55,10 @@ def tool_outputs(input_items):
             continue
         output = item["output"]
         if isinstance(output, list):
-            output = "".join(part.get("text", "") for part in output)
-        envelopes.append(json.loads(output))
+            # The envelope's text first; on a stateless skill route, the
+            # session's handle after it.
+            output = next(part.get("text", "") for part in output if part.get("type") in ("input_text", "text"))
+        envelopes.append(json.loads(output.split("\nharmonia_session: ")[0]))
     return envelopes
 
 
@@ -91,8 +100,11 @@ class ScriptedModel(Model):
             )
             return ModelResponse(output=[call], usage=Usage(), response_id=None)
         first = seen[0]
-        job = first["data"]["job"]
-        words = [f"first call {first['status']}: job {job['id']} ({job['title']}) is {job['status']}, error {job['error']}"]
+        if first["status"] == "success":
+            job = first["data"]["job"]
+            words = [f"first call success: job {job['id']} ({job['title']}) is {job['status']}, error {job['error']}"]
+        else:
+            words = [f"first call error {first['error']['code']}"]
         for later in seen[1:]:
             words.append(f"then {later['status']} {(later.get('error') or {}).get('code')}")
         text = ResponseOutputText(type="output_text", text="; ".join(words), annotations=[])
@@ -177,7 +189,13 @@ async def skill(url, token):
     assert final.startswith("first call success") and "then error call_refused" in final, final
 
 
+async def stock(url, token, calls):
+    params = {"url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    async with MCPServerStreamableHttp(params=params, name="harmonia-skill", client_session_timeout_seconds=30) as server:
+        await run(server, int(calls))
+
+
 if __name__ == "__main__":
     scenario, *arguments = sys.argv[1:]
-    asyncio.run({"stdio": stdio, "http": http, "skill": skill}[scenario](*arguments))
+    asyncio.run({"stdio": stdio, "http": http, "skill": skill, "stock": stock}[scenario](*arguments))
     print(f"scenario {scenario} passed")

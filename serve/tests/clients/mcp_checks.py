@@ -15,7 +15,7 @@ import time
 
 import httpx2
 import mcp_types as types
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -28,6 +28,7 @@ SIX_TOOLS = {
     "suggest_posting_windows": {},
 }
 PUBLIC = {"fetch_trend_signals", "search_trend_signals"}
+HANDLE = "dev.harmonia/session"
 JSON_RPC_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
     "jsonrpc": "2.0",
@@ -51,12 +52,16 @@ def http_client(url, token, mode="auto", extra_headers=None):
 
 
 def envelope_of(result):
-    """The envelope, checked to be the same as structuredContent and as text."""
+    """The envelope, checked to be the same as structuredContent and as
+    the first text (a stateless skill route adds one more: the handle)."""
     structured = result.structured_content
     check(isinstance(structured, dict), "structuredContent is the envelope object")
     check(set(structured) == {"status", "data", "error", "evidence"}, "the envelope has exactly its four keys")
     texts = [block.text for block in result.content if block.type == "text"]
-    check(len(texts) == 1 and json.loads(texts[0]) == structured, "the text content is the same envelope as JSON")
+    check(texts and json.loads(texts[0]) == structured, "the first text content is the same envelope as JSON")
+    handle = (result.model_dump(by_alias=True).get("_meta") or {}).get(HANDLE)
+    rest = [f"harmonia_session: {handle}"] if handle else []
+    check([text.split("\n")[0] for text in texts[1:]] == rest, "after it, only the session's handle, when there is one")
     check(bool(result.is_error) == (structured["status"] == "error"), "isError is true exactly when status is error")
     return structured
 
@@ -84,6 +89,17 @@ async def call_all_six(client):
 
 
 async def refused(client, tool, arguments):
+    """A tool the credential is not offered: unknown to it, a protocol
+    error (-32602), the same whether or not the tool exists."""
+    try:
+        await client.call_tool(tool, arguments)
+    except MCPError as error:
+        check(error.error.code == -32602 and error.error.message == f"Unknown tool: {tool}", f"{tool}: unknown tool")
+        return
+    check(False, f"{tool}: refused as an unknown tool")
+
+
+async def refused_by_guard(client, tool, arguments):
     envelope = envelope_of(await client.call_tool(tool, arguments))
     check(envelope["status"] == "error" and envelope["error"]["code"] == "call_refused", f"{tool}: call_refused")
     return envelope
@@ -199,9 +215,6 @@ async def scenario_jwt(settings):
         check("invalid_token" in challenge, f"{name}: invalid_token")
 
 
-HANDLE = "dev.harmonia/session"
-
-
 class Guarded:
     """Calls on a skill route, carrying the guarded session's handle from
     each result to the next request on the stateless revision (where there
@@ -286,7 +299,7 @@ async def scenario_stdio(settings):
         await check_tool_listing(client, ["get_job_status"])
         check(envelope_of(await client.call_tool("get_job_status", {"job_id": "job-7"}))["status"] == "success",
               "stdio skill-bound call")
-        await refused(client, "get_job_status", {"job_id": "job-7"})
+        await refused_by_guard(client, "get_job_status", {"job_id": "job-7"})
         trace = json.loads((await client.read_resource("harmonia://session/trace")).contents[0].text)
         check(len(trace["entries"]) == 3, "stdio trace resource")
     params = StdioServerParameters(command=settings["binary"], args=base + ["--tools", "get_job_status"], env=settings.get("env"))

@@ -122,8 +122,12 @@ async function http(url, token) {
   const { tools } = await mcp.listTools();
   assert.ok(tools.some((tool) => tool.name === 'get_job_status'), JSON.stringify(tools));
   assert.equal(envelope(await mcp.callTool({ name: 'get_job_status', arguments: JOB })).status, 'success');
-  const refused = envelope(await mcp.callTool({ name: 'no_such_tool', arguments: {} }));
-  assert.equal(refused.error.code, 'call_refused');
+  // A tool the credential is not offered is an unknown tool: -32602.
+  await assert.rejects(mcp.callTool({ name: 'no_such_tool', arguments: {} }), (error) => {
+    assert.equal(error.code, -32602, String(error));
+    assert.match(error.message, /Unknown tool: no_such_tool/);
+    return true;
+  });
   const { prompts } = await mcp.listPrompts();
   assert.ok(prompts.some((prompt) => prompt.name === 'job-status'), JSON.stringify(prompts));
   await mcp.close();

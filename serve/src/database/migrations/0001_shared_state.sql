@@ -7,7 +7,11 @@
 CREATE TABLE guarded_sessions (
     id text PRIMARY KEY,
     credential text NOT NULL,
+    -- What its handles are bound to: the credential and its workspace.
+    holder text NOT NULL,
     skill text NOT NULL,
+    -- The session a call without a handle continues: one per holder and skill.
+    current boolean NOT NULL,
     step bigint NOT NULL,
     entries bigint NOT NULL,
     expires timestamptz NOT NULL,
@@ -15,6 +19,7 @@ CREATE TABLE guarded_sessions (
 );
 CREATE INDEX guarded_sessions_by_credential ON guarded_sessions (credential);
 CREATE INDEX guarded_sessions_by_expiry ON guarded_sessions (expires);
+CREATE UNIQUE INDEX guarded_sessions_current ON guarded_sessions (holder, skill) WHERE current;
 
 -- Each session's trace entries, each written once.
 CREATE TABLE guarded_entries (

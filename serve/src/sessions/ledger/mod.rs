@@ -20,7 +20,9 @@
 //!   for its first call;
 //! - [`Ledger::claim`] holds a session for one call, only at the step the
 //!   caller's handle names (an earlier handle is stale) and only when no
-//!   call holds it (busy);
+//!   call holds it (busy); [`Ledger::claim_current`] holds the session a
+//!   call without a handle continues: its holder's current one on the
+//!   skill (at most one each, a unique index says), at its step;
 //! - [`Ledger::commit`] records the call: the step moves on, its entries
 //!   are added and the hold ends, or nothing happens (a step is recorded
 //!   exactly once or not at all); [`Ledger::release`] ends a hold having
@@ -98,13 +100,21 @@ impl SessionBounds {
     pub const NONE: Self = Self { total: 0, per_credential: 0 };
 }
 
-/// A stateless session to open, held for its first call.
+/// A stateless session to open, held for its first call. It becomes its
+/// holder's current session on its skill: the one a call without a handle
+/// continues.
 #[derive(Clone, Debug)]
 pub struct NewSession {
     /// From [`new_id`].
     pub id: String,
     /// The credential owning it.
     pub credential: String,
+    /// What its handles are bound to (the credential and its workspace).
+    pub holder: String,
+    /// Whether it replaces the holder's current session on the skill (an
+    /// explicit new session); when not, another live current session is
+    /// [`LedgerError::Busy`] (two calls without a handle raced to open one).
+    pub replace: bool,
     /// The skill it is bound to.
     pub skill: String,
     /// Its first trace entries (the skill's activation), JSON texts.
@@ -133,6 +143,31 @@ pub struct Claim {
     /// Whether to answer the trace (a replica that kept the session at
     /// that step needs none).
     pub with_trace: bool,
+}
+
+/// A hold asked for one call of a holder's current session on a skill (a
+/// call without a handle).
+#[derive(Clone, Debug)]
+pub struct CurrentClaim {
+    /// What the session's handles are bound to.
+    pub holder: String,
+    /// Who asks: the session's credential.
+    pub credential: String,
+    /// On which skill's route.
+    pub skill: String,
+    /// The call holds it this long at most.
+    pub lease: Duration,
+}
+
+/// The current session, held: its id, the step it is at, its trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Current {
+    /// The session.
+    pub id: String,
+    /// The step it is at.
+    pub step: u64,
+    /// Its trace (a JSON array of its entries).
+    pub trace: String,
 }
 
 /// A call to record: its entries added after the `first` the session had.
@@ -189,6 +224,11 @@ pub trait Ledger: Send + Sync {
     /// entries) when asked.
     fn claim(&self, claim: Claim) -> Pending<'_, Option<String>>;
 
+    /// Hold the holder's current session on the skill for one call, at
+    /// whatever step it is: `None` when it has none live (the caller opens
+    /// one); [`LedgerError::Busy`] when a call holds it.
+    fn claim_current(&self, claim: CurrentClaim) -> Pending<'_, Option<Current>>;
+
     /// Record the call that held a session: all of it, or nothing
     /// ([`LedgerError::Stale`] when the session is not where the call
     /// found it).
@@ -199,6 +239,15 @@ pub trait Ledger: Send + Sync {
 
     /// The trace of live session `id` of `credential` on `skill`.
     fn trace(&self, id: String, credential: String, skill: String) -> Pending<'_, String>;
+
+    /// The id and trace of the holder's current live session on the skill,
+    /// if it has one (not holding it).
+    fn current_trace(
+        &self,
+        holder: String,
+        credential: String,
+        skill: String,
+    ) -> Pending<'_, Option<(String, String)>>;
 
     /// Reserve an MCP session's place; refused past its bounds.
     fn reserve(&self, place: Place) -> Pending<'_, ()>;

@@ -17,10 +17,14 @@
 //!   lock, so openings on every replica are checked one at a time.
 //! - Every time is the database's clock.
 
-use super::{Claim, Ledger, LedgerError, NewSession, Pending, Place, Readiness, SessionBounds, Step};
+use super::{
+    Claim, Current, CurrentClaim, Ledger, LedgerError, NewSession, Pending, Place, Readiness, SessionBounds,
+    Step,
+};
 use crate::database::{DURABLE, Database};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_postgres::error::SqlState;
 
 /// The advisory lock openings take ("sessions" in ASCII, as an int8).
 const OPENING: i64 = 0x7365_7373_696f_6e73;
@@ -95,20 +99,40 @@ impl Ledger for PostgresLedger {
                             client.batch_execute("ROLLBACK").await?;
                             return Ok(Err(refused));
                         }
-                        client
+                        if session.replace {
+                            client
+                                .execute(
+                                    "UPDATE guarded_sessions SET current = false
+                                     WHERE holder = $1 AND skill = $2 AND current",
+                                    &[&session.holder, &session.skill],
+                                )
+                                .await?;
+                        }
+                        let inserted = client
                             .execute(
-                                "INSERT INTO guarded_sessions (id, credential, skill, step, entries, expires, held_until)
-                                 VALUES ($1, $2, $3, 0, $4, now() + make_interval(secs => $5), now() + make_interval(secs => $6))",
+                                "INSERT INTO guarded_sessions
+                                     (id, credential, holder, skill, current, step, entries, expires, held_until)
+                                 VALUES ($1, $2, $3, $4, true, 0, $5,
+                                         now() + make_interval(secs => $6), now() + make_interval(secs => $7))",
                                 &[
                                     &session.id,
                                     &session.credential,
+                                    &session.holder,
                                     &session.skill,
                                     &(session.entries.len() as i64),
                                     &seconds(session.ttl),
                                     &seconds(session.lease),
                                 ],
                             )
-                            .await?;
+                            .await;
+                        match inserted {
+                            // Another call opened the holder's current session first.
+                            Err(error) if error.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                                client.batch_execute("ROLLBACK").await?;
+                                return Ok(Err(LedgerError::Busy));
+                            }
+                            inserted => inserted?,
+                        };
                         client
                             .execute(
                                 "INSERT INTO guarded_entries (session, position, entry)
@@ -175,6 +199,46 @@ impl Ledger for PostgresLedger {
                             Some((false, true)) => LedgerError::Unknown,
                             Some((false, false)) => LedgerError::Stale,
                         }))
+                    })
+                })
+                .await?
+        })
+    }
+
+    fn claim_current(&self, claim: CurrentClaim) -> Pending<'_, Option<Current>> {
+        Box::pin(async move {
+            self.database
+                .run(move |client| {
+                    Box::pin(async move {
+                        let hold = client
+                            .prepare_cached(
+                                "WITH held AS (
+                                     UPDATE guarded_sessions SET held_until = now() + make_interval(secs => $4)
+                                     WHERE holder = $1 AND skill = $2 AND credential = $3 AND current
+                                       AND held_until < now() AND expires >= now()
+                                     RETURNING id, step)
+                                 SELECT held.id, held.step,
+                                        (SELECT string_agg(entry, ',' ORDER BY position)
+                                         FROM guarded_entries WHERE session = held.id)
+                                 FROM held",
+                            )
+                            .await?;
+                        let row = client
+                            .query_opt(&hold, &[&claim.holder, &claim.skill, &claim.credential, &seconds(claim.lease)])
+                            .await?;
+                        if let Some(row) = row {
+                            let trace = format!("[{}]", row.get::<_, Option<String>>(2).unwrap_or_default());
+                            let step = row.get::<_, i64>(1).max(0) as u64;
+                            return Ok(Ok(Some(Current { id: row.get(0), step, trace })));
+                        }
+                        let busy = client
+                            .query_opt(
+                                "SELECT 1 FROM guarded_sessions
+                                 WHERE holder = $1 AND skill = $2 AND current AND held_until >= now()",
+                                &[&claim.holder, &claim.skill],
+                            )
+                            .await?;
+                        Ok(if busy.is_some() { Err(LedgerError::Busy) } else { Ok(None) })
                     })
                 })
                 .await?
@@ -264,6 +328,31 @@ impl Ledger for PostgresLedger {
                 })
                 .await?
         })
+    }
+
+    fn current_trace(
+        &self,
+        holder: String,
+        credential: String,
+        skill: String,
+    ) -> Pending<'_, Option<(String, String)>> {
+        Box::pin(self.database.run(move |client| {
+            Box::pin(async move {
+                let row = client
+                    .query_opt(
+                        "SELECT s.id, (SELECT string_agg(entry, ',' ORDER BY position)
+                                       FROM guarded_entries WHERE session = s.id)
+                         FROM guarded_sessions s
+                         WHERE holder = $1 AND skill = $2 AND credential = $3 AND current
+                           AND (expires >= now() OR held_until >= now())",
+                        &[&holder, &skill, &credential],
+                    )
+                    .await?;
+                Ok(row.map(|row| {
+                    (row.get(0), format!("[{}]", row.get::<_, Option<String>>(1).unwrap_or_default()))
+                }))
+            })
+        }))
     }
 
     fn reserve(&self, place: Place) -> Pending<'_, ()> {

@@ -3,8 +3,9 @@
 //! system: replicas on several machines share a PostgreSQL ledger).
 //!
 //! Three tables. `guarded_sessions` has a small row per session: its
-//! credential and skill, the step it is at, how many trace entries it
-//! has, when it expires, and until when a call holds it. Holding a
+//! credential, holder and skill, whether it is its holder's current one
+//! on the skill (a unique index keeps one), the step it is at, how many
+//! trace entries it has, when it expires, and until when a call holds it. Holding a
 //! session rewrites only that row. `guarded_entries` has the sessions'
 //! trace entries, each written once. `mcp_places` has the places of the
 //! MCP sessions open on every replica. Every change is one statement or
@@ -15,7 +16,10 @@
 //! operations run on a blocking thread, as they may wait on another
 //! replica's lock (up to 5 s).
 
-use super::{Claim, Ledger, LedgerError, NewSession, Pending, Place, Readiness, SessionBounds, Step};
+use super::{
+    Claim, Current, CurrentClaim, Ledger, LedgerError, NewSession, Pending, Place, Readiness, SessionBounds,
+    Step,
+};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -155,6 +159,21 @@ impl SqliteLedger {
                  expires INTEGER NOT NULL
              );",
         )?;
+        // A file an earlier release made has no holder or current session.
+        let columns: Vec<String> = connection
+            .prepare("SELECT name FROM pragma_table_info('guarded_sessions')")?
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        if !columns.iter().any(|column| column == "holder") {
+            connection.execute_batch(
+                "ALTER TABLE guarded_sessions ADD COLUMN holder TEXT NOT NULL DEFAULT '';
+                 ALTER TABLE guarded_sessions ADD COLUMN current INTEGER NOT NULL DEFAULT 0;",
+            )?;
+        }
+        connection.execute_batch(
+            "CREATE UNIQUE INDEX IF NOT EXISTS guarded_sessions_current
+                 ON guarded_sessions (holder, skill) WHERE current",
+        )?;
         Ok(Self { connection: Arc::new(Mutex::new(connection)), shared: path.is_some() })
     }
 
@@ -192,18 +211,35 @@ impl Ledger for SqliteLedger {
             let now = now_ms();
             forget_expired(&transaction, now)?;
             within(&transaction, &session.credential, session.bounds, now)?;
-            transaction.execute(
-                "INSERT INTO guarded_sessions (id, credential, skill, step, entries, expires, held_until)
-                 VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+            if session.replace {
+                transaction.execute(
+                    "UPDATE guarded_sessions SET current = 0 WHERE holder = ?1 AND skill = ?2 AND current",
+                    params![session.holder, session.skill],
+                )?;
+            }
+            let inserted = transaction.execute(
+                "INSERT INTO guarded_sessions
+                     (id, credential, holder, skill, current, step, entries, expires, held_until)
+                 VALUES (?1, ?2, ?3, ?4, 1, 0, ?5, ?6, ?7)",
                 params![
                     session.id,
                     session.credential,
+                    session.holder,
                     session.skill,
                     session.entries.len() as i64,
                     after(now, session.ttl),
                     after(now, session.lease)
                 ],
-            )?;
+            );
+            match inserted {
+                // Another call opened the holder's current session first.
+                Err(rusqlite::Error::SqliteFailure(error, _))
+                    if error.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    return Err(LedgerError::Busy);
+                }
+                inserted => inserted?,
+            };
             add_entries(&transaction, &session.id, 0, &session.entries)?;
             transaction.commit()?;
             Ok(())
@@ -257,6 +293,39 @@ impl Ledger for SqliteLedger {
         })
     }
 
+    fn claim_current(&self, claim: CurrentClaim) -> Pending<'_, Option<Current>> {
+        self.run(move |connection| {
+            let now = now_ms();
+            let held = connection
+                .prepare_cached(
+                    "UPDATE guarded_sessions SET held_until = ?5
+                     WHERE holder = ?1 AND skill = ?2 AND credential = ?3 AND current
+                       AND held_until < ?4 AND expires >= ?4
+                     RETURNING id, step",
+                )?
+                .query_row(
+                    params![claim.holder, claim.skill, claim.credential, now, after(now, claim.lease)],
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+                )
+                .optional()?;
+            if let Some((id, step)) = held {
+                let trace = entries_of(connection, &id)?;
+                return Ok(Some(Current { id, step: step as u64, trace }));
+            }
+            let busy: Option<i64> = connection
+                .prepare_cached(
+                    "SELECT 1 FROM guarded_sessions
+                     WHERE holder = ?1 AND skill = ?2 AND current AND held_until >= ?3",
+                )?
+                .query_row(params![claim.holder, claim.skill, now], |row| row.get(0))
+                .optional()?;
+            match busy {
+                Some(_) => Err(LedgerError::Busy),
+                None => Ok(None),
+            }
+        })
+    }
+
     fn commit(&self, step: Step) -> Pending<'_, ()> {
         self.run(move |connection| {
             let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -303,6 +372,32 @@ impl Ledger for SqliteLedger {
                 .optional()?;
             live.ok_or(LedgerError::Unknown)?;
             Ok(entries_of(connection, &id)?)
+        })
+    }
+
+    fn current_trace(
+        &self,
+        holder: String,
+        credential: String,
+        skill: String,
+    ) -> Pending<'_, Option<(String, String)>> {
+        self.run(move |connection| {
+            let id: Option<String> = connection
+                .query_row(
+                    "SELECT id FROM guarded_sessions
+                     WHERE holder = ?1 AND skill = ?2 AND credential = ?3 AND current
+                       AND (expires >= ?4 OR held_until >= ?4)",
+                    params![holder, skill, credential, now_ms()],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            match id {
+                None => Ok(None),
+                Some(id) => {
+                    let trace = entries_of(connection, &id)?;
+                    Ok(Some((id, trace)))
+                }
+            }
         })
     }
 

@@ -79,9 +79,12 @@ async fn open(
     lease: Duration,
 ) -> Result<String, LedgerError> {
     let id = new_id()?;
+    // Each an explicit new session: the holder's current one in turn.
     let session = NewSession {
         id: id.clone(),
         credential: credential.into(),
+        holder: format!("holder of {credential}"),
+        replace: true,
         skill: "s".into(),
         entries: entries(first),
         bounds: BOUNDS,
@@ -229,3 +232,68 @@ async fn many_openings_at_once_on_two_replicas_never_pass_the_bounds(pair: Pair)
     assert_eq!(pair.a.live("x".into()).await.unwrap().total, 4);
 }
 both!(many_openings_at_once_on_two_replicas_never_pass_the_bounds);
+
+fn current(holder: &str, credential: &str) -> CurrentClaim {
+    CurrentClaim { holder: holder.into(), credential: credential.into(), skill: "s".into(), lease: LEASE }
+}
+
+/// Open, without replacing, `holder`'s current session; its id.
+async fn open_current(ledger: &dyn Ledger, holder: &str, credential: &str) -> Result<String, LedgerError> {
+    let id = new_id()?;
+    let session = NewSession {
+        id: id.clone(),
+        credential: credential.into(),
+        holder: holder.into(),
+        replace: false,
+        skill: "s".into(),
+        entries: entries(&["1"]),
+        bounds: BOUNDS,
+        ttl: TTL,
+        lease: LEASE,
+    };
+    ledger.create(session).await.map(|()| id)
+}
+
+async fn a_call_without_a_handle_goes_on_with_the_current_session_and_only_new_replaces_it(pair: Pair) {
+    let (a, b) = (&*pair.a, &*pair.b);
+    assert_eq!(a.claim_current(current("h", "c")).await, Ok(None), "nothing to go on with");
+    let first = open_current(a, "h", "c").await.unwrap();
+    assert_eq!(b.claim_current(current("h", "c")).await, Err(LedgerError::Busy), "held by its first call");
+    a.commit(step(&first, 0, 1, &["2"])).await.unwrap();
+    let held = b.claim_current(current("h", "c")).await.unwrap().unwrap();
+    assert_eq!(
+        held,
+        Current { id: first.clone(), step: 1, trace: "[1,2]".into() },
+        "at its step, on any replica"
+    );
+    b.release(first.clone(), 1).await.unwrap();
+    assert_eq!(
+        open_current(b, "h", "c").await,
+        Err(LedgerError::Busy),
+        "one current session a holder and skill"
+    );
+    assert_eq!(a.claim_current(current("other holder", "c")).await, Ok(None), "another holder has none");
+    assert_eq!(a.claim_current(current("h", "other")).await, Ok(None), "nor another credential");
+    // An explicit new session replaces it; the old one goes on only by
+    // its handle (its id and step).
+    let second = open(a, "c", &["1"], TTL, LEASE).await.unwrap();
+    let second_holder = format!("holder of {}", "c");
+    a.commit(step(&second, 0, 1, &["x"])).await.unwrap();
+    let held = a.claim_current(current(&second_holder, "c")).await.unwrap().unwrap();
+    assert_eq!(held.id, second);
+    assert_eq!(a.current_trace(second_holder, "c".into(), "s".into()).await.unwrap().unwrap().1, "[1,x]");
+    assert_eq!(a.claim(claim(&first, "c", "s", 1)).await, Ok(Some("[1,2]".to_owned())));
+    assert_eq!(
+        a.current_trace("h".into(), "c".into(), "s".into()).await.unwrap().map(|(id, _)| id),
+        Some(first)
+    );
+}
+both!(a_call_without_a_handle_goes_on_with_the_current_session_and_only_new_replaces_it);
+
+async fn two_calls_without_a_handle_racing_on_two_replicas_open_one_session(pair: Pair) {
+    let (first, second) = tokio::join!(open_current(&*pair.a, "h", "c"), open_current(&*pair.b, "h", "c"));
+    let opened = [&first, &second].iter().filter(|opened| opened.is_ok()).count();
+    assert_eq!(opened, 1, "{first:?} {second:?}");
+    assert!(matches!((&first, &second), (Err(LedgerError::Busy), _) | (_, Err(LedgerError::Busy))));
+}
+both!(two_calls_without_a_handle_racing_on_two_replicas_open_one_session);
