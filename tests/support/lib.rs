@@ -13,6 +13,8 @@
 //! - [`dependency_unavailable`]: the exact envelope of that stable error.
 //! - [`sigstore`]: a fake Fulcio CA and Rekor log, their
 //!   `trusted_root.json`, and keyless signatures as cosign stores them.
+//! - [`netns`]: several hosts on one machine, as network namespaces on a
+//!   private bridge, and links cut between them.
 //! - [`postgres`]: a real PostgreSQL server in a temporary directory, on
 //!   127.0.0.1 or inside a network namespace; stopped, crashed and
 //!   restarted on cue.
@@ -21,6 +23,7 @@
 
 pub mod hostile;
 pub mod hosts;
+pub mod netns;
 pub mod postgres;
 pub mod server;
 pub mod sigstore;

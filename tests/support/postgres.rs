@@ -157,11 +157,32 @@ impl PostgresServer {
             .expect("start postgres");
         *child = Some(started);
         drop(child);
+        self.watch();
         let deadline = Instant::now() + Duration::from_secs(30);
         while !self.answers() {
             assert!(Instant::now() < deadline, "postgres did not start within 30 s on {}", self.address());
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Stop the server and remove its files when this process is gone,
+    /// however it ends (a server in a static is never dropped; a test that
+    /// panics may not drop it either): a watchdog polls this process.
+    fn watch(&self) {
+        let script = format!(
+            "while kill -0 {parent} 2>/dev/null; do sleep 1; done; \
+             pid=$(head -n 1 '{data}/postmaster.pid' 2>/dev/null) && kill -INT \"$pid\" 2>/dev/null; \
+             while [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; do sleep 0.2; done; rm -rf '{dir}'",
+            parent = std::process::id(),
+            data = self.data().display(),
+            dir = self.dir.path().display(),
+        );
+        let _ = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
     }
 
     /// Whether the server accepts a query now.

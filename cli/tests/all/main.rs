@@ -13,6 +13,9 @@
 //! - [`serve_mcp`], [`serve_bounds`], [`serve_replicas`], [`serve_clients`]:
 //!   `harmonia serve` driven by the official MCP SDKs and clients, under
 //!   hostile plugins and clients, and as two replicas behind nginx;
+//! - [`serve_cluster`]: three replicas on three hosts (network
+//!   namespaces) sharing one PostgreSQL behind nginx, through a killed
+//!   replica, a restarted database and a cut link;
 //! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
 //! - [`support`]: what they share.
 
@@ -25,6 +28,7 @@ mod python_agent;
 mod review;
 mod serve_bounds;
 mod serve_clients;
+mod serve_cluster;
 mod serve_mcp;
 mod serve_reload;
 mod serve_replicas;
