@@ -1,5 +1,6 @@
-//! `harmonia serve`: the tools over MCP (`--stdio` or `--http ADDR`), and
-//! `harmonia serve token add|list|revoke` for the static token store.
+//! `harmonia serve`: the tools over MCP (`--stdio` or `--http ADDR`),
+//! `harmonia serve token add|list|revoke` for the static token store, and
+//! `harmonia serve migrate` for the shared PostgreSQL ledger's schema.
 //! Everything but the flags lives in the `harmonia-serve` crate.
 
 use crate::args::HostArgs;
@@ -46,7 +47,7 @@ pub struct ServeArgs {
     pub skills: Option<PathBuf>,
 }
 
-/// `harmonia serve token ...`.
+/// `harmonia serve token ...` and `harmonia serve migrate`.
 #[derive(Debug, Subcommand)]
 pub enum ServeCommand {
     /// Manage the static bearer tokens (stored as SHA-256 hashes).
@@ -54,6 +55,13 @@ pub enum ServeCommand {
         /// What to do.
         #[command(subcommand)]
         command: TokenCommand,
+    },
+    /// Bring the shared PostgreSQL ledger's schema to this release (every
+    /// replica also does it at start); prints what was applied.
+    Migrate {
+        /// The serve config naming the database (`[sessions] ledger`).
+        #[arg(long, value_name = "FILE")]
+        serve_config: PathBuf,
     },
 }
 
@@ -135,8 +143,19 @@ fn tokens(command: TokenCommand) -> Result<ExitCode> {
 }
 
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
-    if let Some(ServeCommand::Token { command }) = args.command {
-        return tokens(command);
+    match args.command {
+        Some(ServeCommand::Token { command }) => return tokens(command),
+        Some(ServeCommand::Migrate { serve_config }) => {
+            let config = ServeConfig::from_file(&serve_config)?;
+            let applied = harmonia_serve::database::migrate_now(&config.sessions)?;
+            let latest = harmonia_serve::database::migrate::latest();
+            match applied.as_slice() {
+                [] => println!("the schema is current (version {latest})"),
+                applied => println!("applied {applied:?}; the schema is at version {latest}"),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
     }
     let transport = match (args.stdio, args.http) {
         (true, _) => {

@@ -16,6 +16,8 @@
 //! - [`serve_cluster`]: three replicas on three hosts (network
 //!   namespaces) sharing one PostgreSQL behind nginx, through a killed
 //!   replica, a restarted database and a cut link;
+//! - [`serve_database`]: the shared PostgreSQL ledger's password, its
+//!   migrations, and a replica its database refuses;
 //! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
 //! - [`support`]: what they share.
 
@@ -29,6 +31,7 @@ mod review;
 mod serve_bounds;
 mod serve_clients;
 mod serve_cluster;
+mod serve_database;
 mod serve_mcp;
 mod serve_reload;
 mod serve_replicas;

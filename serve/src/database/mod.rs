@@ -219,6 +219,16 @@ fn describe(error: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Why no connection could be had from the pool: the server's reason
+/// when it refused (an authentication failure, say), else the pool's.
+fn describe_pool(error: &deadpool_postgres::PoolError) -> String {
+    match error {
+        deadpool_postgres::PoolError::Backend(error) => describe(error),
+        deadpool_postgres::PoolError::Timeout(_) => "no connection within the timeout".into(),
+        other => other.to_string(),
+    }
+}
+
 impl Database {
     /// A pool for `settings` (connections are made when first needed);
     /// `replica` names this process in the heartbeat table.
@@ -304,7 +314,7 @@ impl Database {
         let client = match tokio::time::timeout_at(deadline, self.pool.get()).await {
             Ok(Ok(client)) => client,
             Ok(Err(error)) => {
-                let why = format!("no connection: {error}");
+                let why = format!("no connection: {}", describe_pool(&error));
                 self.failed(&why);
                 return Err(LedgerError::Unavailable(why));
             }
@@ -352,11 +362,9 @@ impl Database {
     pub async fn migrate(&self) -> Result<Vec<u32>, LedgerError> {
         let deadline = self.settings.timeout.saturating_mul(10);
         let migrated = async {
-            let mut client = self
-                .pool
-                .get()
-                .await
-                .map_err(|error| LedgerError::Unavailable(format!("no connection: {error}")))?;
+            let mut client = self.pool.get().await.map_err(|error| {
+                LedgerError::Unavailable(format!("no connection: {}", describe_pool(&error)))
+            })?;
             migrate::run(&mut client).await.map_err(|error| match error {
                 migrate::MigrateError::Database(error) if is_unavailable(&error) => {
                     LedgerError::Unavailable(describe(&error))
@@ -434,4 +442,25 @@ impl Database {
             }
         }
     }
+}
+
+/// Migrate the database `config` names now, on a runtime of its own
+/// (`harmonia serve migrate`); the versions applied (empty: current).
+pub fn migrate_now(config: &crate::config::SessionsConfig) -> anyhow::Result<Vec<u32>> {
+    use anyhow::Context as _;
+    let url = config
+        .ledger
+        .as_deref()
+        .filter(|ledger| is_url(ledger))
+        .context("sessions.ledger names no PostgreSQL database (postgres://…): nothing to migrate")?;
+    let settings = DatabaseSettings::new(
+        url,
+        config.password_file.as_deref(),
+        config.pool_size,
+        Duration::from_millis(config.timeout_ms),
+    )?;
+    let described = settings.described.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let database = Database::new(settings, "migrate".into())?;
+    runtime.block_on(database.migrate()).with_context(|| format!("cannot migrate {described}"))
 }
