@@ -18,6 +18,10 @@
 //!   the verification of digests and signatures against a cached load
 //!   ([`provenance`]).
 //!
+//! With `--only cluster --database URL` it measures what sharing state
+//! through PostgreSQL costs, beside its floors ([`cluster`]); that part
+//! runs only when named.
+//!
 //! With `--only peers --peers DIR` it measures `harmonia serve` against
 //! Wassette and hyper-mcp built by `bench/peers/build.sh` ([`peers`]);
 //! that part runs only when named.
@@ -30,6 +34,7 @@
 //! The CLI's `bench` command is [`run`]; the figures' lines go to the
 //! writer it is given.
 
+mod cluster;
 mod concurrency;
 mod mcp;
 mod peers;
@@ -395,18 +400,25 @@ pub enum Part {
     /// `harmonia serve` against Wassette and hyper-mcp (needs `--peers
     /// DIR` from `bench/peers/build.sh`); only when named.
     Peers,
+    /// Shared state in PostgreSQL: floors, guarded steps on each ledger,
+    /// cluster-wide buckets, 1 to 3 replicas (needs `--database URL`);
+    /// only when named.
+    Cluster,
 }
 
 /// Run the parts in `only` (every part but `peers` when empty), or
 /// measure `plugin_paths` instead; the table goes to `out` (with
 /// `json_output`, one JSON object of every figure, and the table to
-/// stderr). `peers_dir` is where `bench/peers/build.sh` left the peers.
+/// stderr). `peers_dir` is where `bench/peers/build.sh` left the peers;
+/// `database` the PostgreSQL URL `cluster` measures.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     json_output: bool,
     quick: bool,
     plugin_paths: &[std::path::PathBuf],
     only: &[Part],
     peers_dir: Option<&std::path::Path>,
+    database: Option<&str>,
     out: Out,
 ) -> Result<ExitCode> {
     let effort = if quick { &QUICK } else { &FULL };
@@ -423,7 +435,9 @@ pub fn run(
         plugins::run(plugin_paths, &plugin_effort, &mut out)?;
         return finish(out);
     }
-    let wanted = |part: Part| only.contains(&part) || (only.is_empty() && part != Part::Peers);
+    let wanted = |part: Part| {
+        only.contains(&part) || (only.is_empty() && !matches!(part, Part::Peers | Part::Cluster))
+    };
     if wanted(Part::Trivial) {
         let trivial_host = trivial(effort, &mut out)?;
         throughput(&trivial_host, effort, &mut out);
@@ -454,6 +468,9 @@ pub fn run(
     if wanted(Part::Peers) {
         let dir = peers_dir.context("--only peers needs --peers DIR (built by bench/peers/build.sh)")?;
         peers::run(dir, effort, &mut out)?;
+    }
+    if wanted(Part::Cluster) {
+        cluster::run(database, effort, &mut out)?;
     }
     finish(out)
 }

@@ -42,14 +42,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TOOL: &str = "get_job_status";
-const INPUT: &str = r#"{"job_id": "job-7"}"#;
+pub(super) const TOOL: &str = "get_job_status";
+pub(super) const INPUT: &str = r#"{"job_id": "job-7"}"#;
 
 /// A client bounded by `limit` in each phase of a request but name
 /// resolution: with a resolve timeout, ureq resolves on a new thread for
 /// every request, even of an IP literal, which would put a thread's start
 /// into every figure.
-fn loopback_agent(limit: Duration) -> ureq::Agent {
+pub(super) fn loopback_agent(limit: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_connect(Some(limit))
         .timeout_send_request(Some(limit))
@@ -120,7 +120,7 @@ pub(super) fn stateless_headers(tool: &str, token: &str) -> [(&'static str, Stri
 }
 
 /// One stateless (2026-07-28) `tools/call`, no session.
-fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
+pub(super) fn call_stateless(agent: &ureq::Agent, url: &str, token: &str, n: u64) -> Result<Value> {
     let body = stateless_body(TOOL, serde_json::from_str(INPUT)?, n);
     let mut request = agent.post(url);
     for (name, value) in stateless_headers(TOOL, token) {
@@ -200,7 +200,7 @@ fn outcome(answer: &Value) -> &str {
 
 /// The credential the bench's in-process figures call as: the one its
 /// token file holds.
-fn bench_principal() -> harmonia_serve::auth::Principal {
+pub(super) fn bench_principal() -> harmonia_serve::auth::Principal {
     harmonia_serve::auth::Principal {
         id: "token:tok_bench".into(),
         workspace: Some("ws_demo".into()),
@@ -373,18 +373,13 @@ pub(super) fn bench_serve_config() -> ServeConfig {
 
 /// A `harmonia serve` HTTP server for `host` under `config` on `runtime`,
 /// its credentials in `dir`: the `/mcp` URL and what stops it.
-fn serve_on(
+pub(super) fn serve_on(
     runtime: &tokio::runtime::Runtime,
     host: &Host,
     config: &ServeConfig,
     dir: &Path,
 ) -> Result<(String, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>)> {
-    let state = ServeState::with_rate_limits(
-        Liaison::new(host.clone(), SkillSet::builtin())?,
-        config.limits.clone(),
-        config.rate_limits.clone(),
-        None,
-    )?;
+    let state = ServeState::from_config(Liaison::new(host.clone(), SkillSet::builtin())?, config, None)?;
     let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

@@ -217,6 +217,10 @@ pub enum Command {
         /// `--only peers`.
         #[arg(long, value_name = "DIR")]
         peers: Option<PathBuf>,
+        /// A PostgreSQL database the bench may write to, for `--only
+        /// cluster` (no password in the URL: $HARMONIA_LEDGER_PASSWORD).
+        #[arg(long, value_name = "URL")]
+        database: Option<String>,
     },
     /// Remove every precompiled component from the cache.
     Cache {

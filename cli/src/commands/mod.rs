@@ -48,9 +48,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Plugin { command } => plugin::run(command),
         Command::Demo { export, html } => crate::demo::run(export.as_deref(), html.as_deref()),
-        Command::Bench { json, quick, plugins, only, peers } => {
-            harmonia_bench::run(json, quick, &plugins, &only, peers.as_deref(), crate::output::write)
-        }
+        Command::Bench { json, quick, plugins, only, peers, database } => harmonia_bench::run(
+            json,
+            quick,
+            &plugins,
+            &only,
+            peers.as_deref(),
+            database.as_deref(),
+            crate::output::write,
+        ),
         Command::Cache { command: crate::args::CacheCommand::Clear { config } } => {
             cache_clear(config.as_deref())
         }
