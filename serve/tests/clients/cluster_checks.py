@@ -278,6 +278,17 @@ async def phase_cut(settings):
         await guarded_session(settings["balancer"] + "/mcp/skills/job-status", transient)
     check(await metric(r2, "harmonia_calls_total") == before, "r2 ran no guarded call while cut off")
     say(f"cut: transient refusals {transient}")
+    # Unguarded calls go on at r2, through buckets of its own, each a 1/3
+    # share of the credential's rate (2/s) and burst (4, so 1).
+    async with client(r2 + "/mcp", settings["tokens"]["rated"]) as unguarded:
+        started, counts = time.monotonic(), {}
+        while time.monotonic() - started < 3.0:
+            code, _ = outcome(await unguarded.call_tool("get_job_status", JOB))
+            counts[code] = counts.get(code, 0) + 1
+        elapsed = time.monotonic() - started
+    share = 1 + 2 / 3 * elapsed
+    say(f"cut: r2's own buckets let {counts} through in {elapsed:.2f} s (a 1/3 share: at most {share:.1f})")
+    check(1 <= counts.get("success", 0) <= share + 1, f"r2 alone serves its 1/3 share of the rate: {counts}")
     say("mend it")
     sys.stdin.readline()
     deadline = time.monotonic() + 30
