@@ -14,11 +14,14 @@
 //!   `harmonia serve` driven by the official MCP SDKs and clients, under
 //!   hostile plugins and clients, and as two replicas behind nginx;
 //! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
+//! - [`deploy`]: the image and Kubernetes manifests under `deploy/`, held
+//!   to Kubernetes' schemas and to what `harmonia serve` reads;
 //! - [`support`]: what they share.
 
 mod catalogue;
 mod cli;
 mod conformance;
+mod deploy;
 mod first_hour;
 mod oci;
 mod python_agent;
