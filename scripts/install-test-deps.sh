@@ -4,7 +4,9 @@
 #   - a Python virtual environment with componentize-py (Python plugins),
 #     the official MCP Python SDK (the client of the `serve` tests) and
 #     the OpenAI Agents SDK (its MCP classes, strict schemas, an agent
-#     with a scripted model);
+#     with a scripted model), and kubernetes-validate (deploy/kubernetes/'s
+#     manifests checked offline against Kubernetes' JSON schemas, which it
+#     ships; its PyYAML reads them for the deploy test);
 #   - a second Python virtual environment, venv-langchain, with LangChain's
 #     MCP adapters: every release of langchain-mcp-adapters needs the MCP
 #     Python SDK 1.x (0.3.2 pins mcp<2; the releases that accept 2.x by
@@ -56,6 +58,7 @@ OPENAI_AGENTS=0.24.0
 LANGCHAIN_MCP_ADAPTERS=0.3.2
 LANGCHAIN_CORE=1.8.3
 LANGCHAIN_MCP=1.30.0
+KUBERNETES_VALIDATE=1.37.0
 
 # Debian's packages the tests run, installed together (one `apt-get
 # update`), their services kept from starting: tests start their own.
@@ -82,7 +85,7 @@ fi
 deps=target/test-deps
 mkdir -p "$deps"
 
-stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-confnext$MCP_CONFORMANCE_NEXT-tsclient$MCP_TS_CLIENT-oa$OPENAI_AGENTS-lcmcp$LANGCHAIN_MCP_ADAPTERS-lccore$LANGCHAIN_CORE-lcsdk$LANGCHAIN_MCP"
+stamp="$deps/.installed-py$COMPONENTIZE_PY-mcp$MCP-jco$JCO-cjs$COMPONENTIZE_JS-pw$PLAYWRIGHT_CORE-axe$AXE_CORE-mcpts$MCP_TS_SDK-insp$MCP_INSPECTOR-conf$MCP_CONFORMANCE-confnext$MCP_CONFORMANCE_NEXT-tsclient$MCP_TS_CLIENT-oa$OPENAI_AGENTS-lcmcp$LANGCHAIN_MCP_ADAPTERS-lccore$LANGCHAIN_CORE-lcsdk$LANGCHAIN_MCP-kv$KUBERNETES_VALIDATE"
 [ -e "$stamp" ] && exit 0
 
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is required" >&2; exit 1; }
@@ -106,7 +109,8 @@ venv() {
 }
 venv "$deps/venv"
 "$deps/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP" "openai-agents==$OPENAI_AGENTS"
+  "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP" "openai-agents==$OPENAI_AGENTS" \
+  "kubernetes-validate==$KUBERNETES_VALIDATE"
 venv "$deps/venv-langchain"
 "$deps/venv-langchain/bin/python" -m pip install --quiet --disable-pip-version-check \
   "langchain-mcp-adapters==$LANGCHAIN_MCP_ADAPTERS" "langchain-core==$LANGCHAIN_CORE" "mcp==$LANGCHAIN_MCP"
@@ -129,4 +133,4 @@ mkdir -p "$deps/node"
 
 rm -f "$deps"/.installed-*
 touch "$stamp"
-echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE and $MCP_CONFORMANCE_NEXT, MCP TypeScript client $MCP_TS_CLIENT, openai-agents $OPENAI_AGENTS, langchain-mcp-adapters $LANGCHAIN_MCP_ADAPTERS (langchain-core $LANGCHAIN_CORE, mcp $LANGCHAIN_MCP) in $deps"
+echo "install-test-deps: componentize-py $COMPONENTIZE_PY, mcp $MCP, jco $JCO, componentize-js $COMPONENTIZE_JS, playwright-core $PLAYWRIGHT_CORE, axe-core $AXE_CORE, MCP TypeScript SDK $MCP_TS_SDK, Inspector $MCP_INSPECTOR, conformance $MCP_CONFORMANCE and $MCP_CONFORMANCE_NEXT, MCP TypeScript client $MCP_TS_CLIENT, openai-agents $OPENAI_AGENTS, langchain-mcp-adapters $LANGCHAIN_MCP_ADAPTERS (langchain-core $LANGCHAIN_CORE, mcp $LANGCHAIN_MCP), kubernetes-validate $KUBERNETES_VALIDATE in $deps"

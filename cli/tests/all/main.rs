@@ -19,11 +19,14 @@
 //! - [`serve_database`]: the shared PostgreSQL ledger's password, its
 //!   migrations, and a replica its database refuses;
 //! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
+//! - [`deploy`]: the image and Kubernetes manifests under `deploy/`, held
+//!   to Kubernetes' schemas and to what `harmonia serve` reads;
 //! - [`support`]: what they share.
 
 mod catalogue;
 mod cli;
 mod conformance;
+mod deploy;
 mod first_hour;
 mod oci;
 mod python_agent;

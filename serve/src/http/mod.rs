@@ -81,8 +81,10 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// The longest a drain waits for calls in flight: the longest deadline a
-/// tool may declare, and a margin.
-const DRAIN_LIMIT: Duration = Duration::from_secs(125);
+/// tool may declare, and a margin. Public for the deployment's test
+/// (`cli/tests/all/deploy.rs`): a pod's termination grace period must
+/// outlast it.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(125);
 
 pub(crate) struct App {
     state: Arc<ServeState>,
