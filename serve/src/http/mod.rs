@@ -10,9 +10,9 @@
 //!   with this server's key ([`validate`]);
 //! - `POST /v1/review`: the same request → the review page of
 //!   `harmonia review` (HTML, with its Content-Security-Policy);
-//! - `GET /healthz` (the process answers) and `GET /readyz` (serving: not
-//!   draining, and its session ledger reachable, 503 with the reason
-//!   otherwise): no credential needed;
+//! - `GET /healthz` (the process answers, draining or not) and `GET
+//!   /readyz` (serving: not draining, and its session ledger reachable;
+//!   503 with the reason otherwise): no credential needed;
 //! - `GET /.well-known/oauth-protected-resource[/<path>]`: the RFC 9728
 //!   metadata of `[oauth]`, when configured; no credential needed;
 //! - `GET /metrics`: the Prometheus text of the host's metrics, without a
@@ -225,8 +225,10 @@ async fn admit(app: &Arc<App>, request: Request, next: Next) -> Response {
     app.admitted.fetch_add(1, Ordering::SeqCst);
     let _admitted = Admitted(app);
     // Checked after counting, so a drain that saw no request admitted
-    // cannot miss this one.
-    if app.draining.load(Ordering::SeqCst) {
+    // cannot miss this one. A draining process is still alive: `/healthz`
+    // says so (a liveness probe failing now would have it killed before
+    // its calls end), `/readyz` and everything else say 503.
+    if app.draining.load(Ordering::SeqCst) && request.uri().path() != "/healthz" {
         return app.unavailable(Unavailable::Draining);
     }
     match tokio::time::timeout(app.state.limits.request_timeout(), next.run(request)).await {

@@ -778,7 +778,7 @@ fn one_credential_queueing_validations_leaves_another_its_place() {
 }
 
 #[test]
-fn a_request_admitted_before_shutdown_is_served_not_failed() {
+fn a_request_admitted_before_shutdown_is_served_not_failed_and_the_drain_is_alive_but_not_ready() {
     let upstream = Loopback::start();
     let mut server = Server::start(&upstream, ServeConfig::default());
     let body = stateless_call("get_job_status", json!({"job_id": "job-7"})).to_string();
@@ -794,6 +794,10 @@ fn a_request_admitted_before_shutdown_is_served_not_failed() {
     std::thread::sleep(Duration::from_millis(300));
     server.signal_stop();
     std::thread::sleep(Duration::from_millis(300));
+    // Draining: not ready for new work, but alive (a liveness probe that
+    // failed now would have the process killed before its calls end).
+    assert!(raw_get(&server.address(), "/readyz", "").starts_with("HTTP/1.1 503"), "draining is not ready");
+    assert!(raw_get(&server.address(), "/healthz", "").starts_with("HTTP/1.1 200"), "but it is alive");
     stream.write_all(tail.as_bytes()).unwrap();
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
