@@ -16,8 +16,12 @@
 //!   host but the registry's and [`Options::redirect_hosts`].
 //! - Every byte is checked against the digest it was asked for, here and
 //!   not only by the client; layers with external `urls` are refused.
-//! - Plain HTTP is used only for a loopback registry; every other host is
-//!   reached over HTTPS.
+//! - Plain HTTP is used only for a loopback registry: an IP literal in
+//!   127.0.0.0/8, `[::1]`, or `localhost`
+//!   ([`crate::reference::is_loopback_host`]; `127.evil.example` is not
+//!   one); every other host is reached over HTTPS, by the client and by
+//!   the reader, which refuses plain HTTP to anything else, so the
+//!   credentials a read or a push carries never travel in the clear.
 
 use crate::RegistryError;
 use crate::cosign::{self, StoredSignature};

@@ -600,6 +600,39 @@ fn a_redirect_to_another_host_is_refused_unless_allowed_and_never_gets_credentia
     );
 }
 
+/// Hostile: a registry whose name only starts like a loopback address
+/// (`127.evil.example`) is not loopback. It is reached over HTTPS only, so
+/// neither a request nor the Docker config's credentials for it travel
+/// over plain HTTP. The scripted server stands as the plain-HTTP proxy
+/// (`HTTP_PROXY`) every plain-HTTP request would go through: it sees
+/// none. Held by `OciReference::is_loopback` reading an IP address (or
+/// `localhost`), and `Reader::new` refusing plain HTTP to anything else.
+#[test]
+fn a_name_that_only_looks_loopback_is_never_fetched_over_plain_http_nor_given_credentials() {
+    const PASSWORD: &str = "s3cret-not-loopback";
+    let proxy = Loopback::start();
+    let dir = TempDir::new("oci-not-loopback");
+    for registry in ["127.evil.example", "127.0.0.1.evil.example:5000", "localhost.evil.example"] {
+        let docker = docker_config(dir.path(), registry, "ci", PASSWORD);
+        let mut command = harmonia(&["plugin", "pull", &format!("oci://{registry}/tools/t:v1"), "--dir"]);
+        command.arg(dir.path().join("plugins")).env("DOCKER_CONFIG", &docker);
+        for name in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"] {
+            command.env_remove(name);
+        }
+        let output =
+            command.env("HTTP_PROXY", proxy.base_url()).env("http_proxy", proxy.base_url()).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{registry}: {}", text(&output));
+        assert!(!text(&output).contains(PASSWORD), "{}", text(&output));
+        assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked");
+    }
+    let sent = proxy.requests();
+    assert!(
+        sent.is_empty(),
+        "plain HTTP went out (with credentials: {}): {sent:?}",
+        sent.iter().any(|request| request.headers.contains_key("authorization"))
+    );
+}
+
 /// Hostile: the manifest itself redirected to another host, or around in
 /// a loop on the registry. Both refused with the typed error, nothing
 /// read from the other host.
