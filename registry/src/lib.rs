@@ -18,6 +18,8 @@
 //!   at the log's time, then the signature with the certificate's key).
 //! - [`trust`]: `[plugins.trust]`, which keys and keyless identities may
 //!   sign which plugin.
+//! - [`signature_layers`]: which layers of a signature manifest a pull
+//!   reads: malformed ones skipped, never fatal, the work bounded.
 //! - `oci` (feature `oci`): push, pull and sign against a registry, through
 //!   the `oci-client` crate, with credentials from the Docker config file,
 //!   a deadline on every registry wait and bounded downloads.
@@ -36,6 +38,7 @@ pub mod manifest;
 pub mod oci;
 pub mod reference;
 pub mod rekor;
+pub mod signature_layers;
 pub mod store;
 pub mod trust;
 pub mod trusted_root;

@@ -30,6 +30,7 @@ use crate::download::{Body, Reader};
 use crate::keys::PrivateKey;
 use crate::manifest::{self, Descriptor, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST_MEDIA_TYPE};
 use crate::reference::OciReference;
+use crate::signature_layers;
 use crate::store::{LockEntry, LockFile, Store, check_signatures};
 use crate::trust::TrustPolicy;
 use base64::Engine as _;
@@ -41,9 +42,6 @@ use oci_client::{Reference, RegistryOperation};
 use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
-
-/// Most signatures read for one digest.
-const MAX_SIGNATURES: usize = 32;
 
 /// Bounds on a registry conversation.
 #[derive(Clone, Debug)]
@@ -369,36 +367,63 @@ impl Client {
     }
 
     /// The cosign signatures attached to manifest `digest` (none when
-    /// there is no signature manifest).
+    /// there is no signature manifest). A layer that is malformed, or
+    /// whose payload cannot be read, is skipped with a warning naming it;
+    /// at most [`signature_layers::MAX_SIGNATURE_LAYERS`] are read, all
+    /// within one deadline (see [`signature_layers`]).
     pub async fn signatures(
         &self,
         reference: &OciReference,
         digest: &Digest,
     ) -> Result<Vec<StoredSignature>, RegistryError> {
-        let signature_reference =
-            OciReference { tag: Some(cosign::signature_tag(digest)), digest: None, ..reference.clone() };
+        let tag = cosign::signature_tag(digest);
+        let signature_reference = OciReference { tag: Some(tag.clone()), digest: None, ..reference.clone() };
         let (_, bytes) = match self.resolve(&signature_reference).await {
             Ok(found) => found,
             Err(RegistryError::NotFound(_)) => return Ok(Vec::new()),
             Err(error) => return Err(error),
         };
-        let manifest = Manifest::parse(&bytes)?;
+        let examined = signature_layers::examined(&bytes)?;
+        for skipped in &examined.skipped {
+            tracing::warn!("signature manifest {tag} of {reference}: {skipped}: skipped");
+        }
+        if examined.more_skipped > 0 {
+            tracing::warn!(
+                "signature manifest {tag} of {reference}: {} more layers skipped",
+                examined.more_skipped
+            );
+        }
+        if examined.left_out > 0 {
+            tracing::warn!(
+                "signature manifest {tag} of {reference}: {} signature layers past the first {} not examined",
+                examined.left_out,
+                signature_layers::MAX_SIGNATURE_LAYERS
+            );
+        }
+        let until = tokio::time::Instant::now() + self.options.deadline;
         let mut signatures = Vec::new();
-        for layer in manifest
-            .layers
-            .iter()
-            .filter(|layer| layer.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
-            .take(MAX_SIGNATURES)
-        {
-            let Some(annotations) =
-                layer.annotations.as_ref().filter(|notes| notes.contains_key(cosign::SIGNATURE_ANNOTATION))
-            else {
-                continue;
-            };
-            let payload_digest = Digest::parse(&layer.digest)?;
-            let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
-            let payload = self.blob(reference, &payload_digest, size, cosign::MAX_PAYLOAD_BYTES).await?;
-            signatures.extend(StoredSignature::from_annotations(&payload, annotations));
+        for layer in &examined.layers {
+            let read = self.blob(reference, &layer.payload, layer.size, cosign::MAX_PAYLOAD_BYTES);
+            match tokio::time::timeout_at(until, read).await {
+                Ok(Ok(payload)) => {
+                    signatures.extend(StoredSignature::from_annotations(&payload, &layer.annotations))
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(
+                        "signature manifest {tag} of {reference}: layer {}: {error}: skipped",
+                        layer.position
+                    );
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "signature manifest {tag} of {reference}: its payloads were not all read within {} s: \
+                         layers from {} on not examined",
+                        self.options.deadline.as_secs(),
+                        layer.position
+                    );
+                    break;
+                }
+            }
         }
         Ok(signatures)
     }

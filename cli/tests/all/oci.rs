@@ -661,6 +661,94 @@ fn a_manifest_redirected_off_the_registry_or_in_a_loop_is_refused() {
     assert!(error.to_string().contains("redirects"), "{error}");
 }
 
+/// Hostile: anyone who can attach a signature puts, ahead of the one
+/// trusted signature, a layer that is not a descriptor, a layer named
+/// `sha256:zz`, one whose payload the registry does not have, one
+/// declared past the payload bound, one whose payload is not its digest's
+/// bytes, and 32 signatures by keys nobody trusts. The pull still finds
+/// and accepts the trusted signature, and warns once per layer it
+/// skipped, naming it. Held by `signature_layers::examined` (a malformed
+/// layer is skipped, not fatal, within `MAX_SIGNATURE_LAYERS`) and by
+/// `Client::signatures` skipping a payload it cannot read.
+#[test]
+fn malformed_and_untrusted_signatures_ahead_of_a_trusted_one_do_not_block_the_pull() {
+    use harmonia_registry::cosign::{
+        SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, payload, signature_tag,
+    };
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    let manifest = Manifest::for_component(b"{}", &real);
+    let digest = Digest::of(&manifest.to_bytes());
+    fake.serve(&manifest, &Digest::of(&real), Reply::Raw(200, Vec::new(), real.clone()));
+    let reference = fake.reference();
+    let signed = payload(&reference.repository_path(), &digest);
+    fake.server.route(
+        &format!("/v2/tools/t/blobs/{}", Digest::of(&signed)),
+        Reply::Raw(200, Vec::new(), signed.clone()),
+    );
+    let layer = |key: &PrivateKey| {
+        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&signed));
+        serde_json::json!({"mediaType": SIMPLE_SIGNING_MEDIA_TYPE, "digest": Digest::of(&signed).as_str(),
+            "size": signed.len(), "annotations": {SIGNATURE_ANNOTATION: signature}})
+    };
+    let trusted = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let (missing, forged) = (Digest::of(b"no such payload"), Digest::of(b"forged payload"));
+    fake.server.route(&format!("/v2/tools/t/blobs/{forged}"), Reply::Raw(200, Vec::new(), signed.clone()));
+    let malformed = |digest: &str, size: u64| {
+        let mut layer = layer(&trusted);
+        layer["digest"] = serde_json::json!(digest);
+        layer["size"] = serde_json::json!(size);
+        layer
+    };
+    let mut layers = vec![
+        serde_json::json!({"mediaType": 5, "digest": ["not", "a", "digest"]}),
+        malformed("sha256:zz", 10),
+        malformed(missing.as_str(), 10),
+        malformed(Digest::of(&signed).as_str(), 1 << 40),
+        malformed(forged.as_str(), signed.len() as u64),
+    ];
+    layers.extend((0..32).map(|_| layer(&stranger)));
+    layers.push(layer(&trusted));
+    let config = serde_json::to_vec(&serde_json::json!({})).unwrap();
+    let signatures = serde_json::json!({"schemaVersion": 2,
+        "mediaType": harmonia_registry::manifest::OCI_MANIFEST_MEDIA_TYPE,
+        "config": {"mediaType": harmonia_registry::manifest::OCI_CONFIG_MEDIA_TYPE,
+                   "digest": Digest::of(&config).as_str(), "size": config.len()},
+        "layers": layers});
+    fake.server.route(
+        &format!("/v2/tools/t/manifests/{}", signature_tag(&digest)),
+        Reply::Raw(200, manifest_headers(), serde_json::to_vec(&signatures).unwrap()),
+    );
+
+    let dir = TempDir::new("oci-poisoned");
+    let key = write_key(dir.path(), "ci", &trusted);
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!("[plugins.trust]\nrequire_signatures = true\nkeys = [\"{}\"]\n", key.display()),
+    )
+    .unwrap();
+    let output = harmonia(&["plugin", "pull", &reference.to_string(), "--name", "get_job_status", "--dir"])
+        .arg(dir.path().join("plugins"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(shown.contains(&format!("signer {}", trusted.public().fingerprint())), "{shown}");
+    for named in ["sha256:zz", missing.as_str(), "1099511627776", forged.as_str(), "layer 1"] {
+        assert!(shown.contains(named), "no warning names {named}: {shown}");
+    }
+    let lock = LockFile::read(&dir.path().join("plugins/plugins.lock")).unwrap();
+    let entry = lock.get("get_job_status").expect("locked");
+    assert_eq!(entry.signer.as_deref(), Some(trusted.public().fingerprint()));
+    // The load reads the stored signatures: the trusted one verifies there too.
+    let host = Host::new(config_for(&dir.path().join("plugins"), true, &[key])).unwrap();
+    assert!(host.descriptor("get_job_status").is_some());
+}
+
 /// Bad input: every malformed reference is a one-line usage error.
 #[test]
 fn bad_references_are_usage_errors() {
