@@ -18,6 +18,8 @@
 //!   at the log's time, then the signature with the certificate's key).
 //! - [`trust`]: `[plugins.trust]`, which keys and keyless identities may
 //!   sign which plugin.
+//! - [`declared`]: a lock entry's name is the tool its component
+//!   declares (trust rules are looked up by that name).
 //! - [`signature_layers`]: which layers of a signature manifest a pull
 //!   reads: malformed ones skipped, never fatal, the work bounded.
 //! - `oci` (feature `oci`): push, pull and sign against a registry, through
@@ -27,6 +29,7 @@
 //!   arrive and never redirected off the registry unless allowed.
 
 pub mod cosign;
+pub mod declared;
 pub mod digest;
 #[cfg(feature = "oci")]
 pub mod download;
@@ -188,6 +191,30 @@ pub enum RegistryError {
     /// The plugin is not locked.
     #[error("no plugin named `{0}` in the lock file")]
     NotLocked(String),
+    /// A lock entry's name is not the tool its component declares (see
+    /// [`declared`]).
+    #[error(
+        "plugin `{locked}` ({reference}) declares the tool `{declared}`: a lock entry's name must be the tool its \
+         component declares, since trust rules (plugins.trust.plugins.NAME) are looked up by that name; {fix}"
+    )]
+    NotTheDeclaredTool {
+        /// The name it is (or would be) locked under.
+        locked: String,
+        /// The tool its descriptor declares.
+        declared: String,
+        /// The reference it was pulled by.
+        reference: String,
+        /// What to do.
+        fix: String,
+    },
+    /// The component does not say which tool it is.
+    #[error("{reference}: its component declares no tool: {reason}")]
+    Undescribed {
+        /// The reference.
+        reference: String,
+        /// Why (the host's load error).
+        reason: String,
+    },
 }
 
 impl RegistryError {

@@ -25,6 +25,7 @@
 
 use crate::RegistryError;
 use crate::cosign::{self, StoredSignature};
+use crate::declared::{self, Describe, NameCheck};
 use crate::digest::Digest;
 use crate::download::{Body, Reader};
 use crate::keys::PrivateKey;
@@ -505,9 +506,12 @@ impl Client {
     ///
     /// A tag is resolved once; when the lock already holds this reference
     /// at another digest the pull is refused ([`RegistryError::TagMoved`])
-    /// unless `update`. Signatures are checked against `policy` before the
-    /// component is downloaded. A digest reference already in the store is
-    /// verified there, without the network.
+    /// unless `update`. Signatures are checked against `policy` for `name`
+    /// before the component is downloaded; once it is, `describe` says
+    /// which tool it declares, and unless that is `name` the pull is
+    /// refused ([`RegistryError::NotTheDeclaredTool`], see
+    /// [`crate::declared`]), nothing stored or locked. A digest reference
+    /// already in the store is verified there, without the network.
     pub async fn pull(
         &self,
         reference: &OciReference,
@@ -515,14 +519,18 @@ impl Client {
         store: &Store,
         policy: &TrustPolicy,
         update: bool,
+        describe: Describe<'_>,
     ) -> Result<LockEntry, RegistryError> {
         check_name(name)?;
         let lock_path = store.lock_path();
         let mut lock = LockFile::read(&lock_path)?;
+        let text = reference.to_string();
         if let Some(digest) = &reference.digest
             && let Some(entry) = cached_entry(store, reference, digest, name)
             && let Ok(verified) = store.verify(&entry, policy, self.options.max_component_bytes)
         {
+            let declared = declared::declared_by(describe, &text, &verified.bytes)?;
+            declared::check(name, &text, &declared, NameCheck::Pull)?;
             lock.upsert(verified.entry.clone());
             lock.write(&lock_path)?;
             return Ok(verified.entry);
@@ -549,6 +557,8 @@ impl Client {
         let signatures = self.signatures(reference, &digest).await?;
         let signer = check_signatures(name, &reference.repository_path(), &signatures, &digest, policy)?;
         let component = self.blob(reference, &layer, size, self.options.max_component_bytes).await?;
+        let declared = declared::declared_by(describe, &text, &component)?;
+        declared::check(name, &text, &declared, NameCheck::Pull)?;
         store.write(&manifest_bytes)?;
         store.write(&component)?;
         store.write_signatures(&digest, &signatures)?;

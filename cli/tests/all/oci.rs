@@ -103,6 +103,18 @@ fn component_file(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// The tool a component declares, as `harmonia plugin pull` reads it
+/// (what a pull compares the lock name with).
+fn describe(bytes: &[u8]) -> Result<String, String> {
+    let mut config = HostConfig::default();
+    config.cache.dir = Some(std::env::temp_dir().join("harmonia-oci-tests-cache"));
+    harmonia_host::inspect::declared_tool(
+        &config,
+        bytes,
+        harmonia_host::plugin::PluginOrigin::Oci("test".into()),
+    )
+}
+
 fn harmonia(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
     command.args(args).env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_LOG").env_remove("RUST_LOG");
@@ -200,14 +212,20 @@ fn a_tag_moved_after_locking_is_never_followed() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-moved");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/t:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let first = component("get_job_status");
     let locked = block_on(async {
         client.push(&reference, &first).await.unwrap();
-        client.pull(&reference, "t", &store, &TrustPolicy::default(), false).await.unwrap()
+        client
+            .pull(&reference, "get_job_status", &store, &TrustPolicy::default(), false, &describe)
+            .await
+            .unwrap()
     });
-    let moved = block_on(client.push(&reference, &component("suggest_posting_windows"))).unwrap();
+    // The next version: the same tool, other bytes (a custom section added).
+    let mut next = first.clone();
+    next.extend_from_slice(&[0, 5, 4, b'n', b'e', b'x', b't']);
+    let moved = block_on(client.push(&reference, &next)).unwrap();
     assert_ne!(moved, locked.manifest_digest);
 
     let host = Host::new(config_for(dir.path(), false, &[])).unwrap();
@@ -215,7 +233,14 @@ fn a_tag_moved_after_locking_is_never_followed() {
     assert_eq!(info.descriptor.name, "get_job_status");
     assert_eq!(format!("sha256:{}", info.sha256), locked.layer_digest.to_string());
 
-    let again = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), false));
+    let again = block_on(client.pull(
+        &reference,
+        "get_job_status",
+        &store,
+        &TrustPolicy::default(),
+        false,
+        &describe,
+    ));
     match again {
         Err(RegistryError::TagMoved { locked: was, now, .. }) => {
             assert_eq!(was, locked.manifest_digest);
@@ -223,9 +248,19 @@ fn a_tag_moved_after_locking_is_never_followed() {
         }
         other => panic!("expected TagMoved, got {other:?}"),
     }
-    assert_eq!(LockFile::read(&store.lock_path()).unwrap().get("t").unwrap(), &locked);
-    let updated = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), true)).unwrap();
+    assert_eq!(LockFile::read(&store.lock_path()).unwrap().get("get_job_status").unwrap(), &locked);
+    let updated =
+        block_on(client.pull(&reference, "get_job_status", &store, &TrustPolicy::default(), true, &describe))
+            .unwrap();
     assert_eq!(updated.manifest_digest, moved);
+
+    // A tag moved to another tool: even --update keeps the lock as it is.
+    let other = block_on(client.push(&reference, &component("suggest_posting_windows"))).unwrap();
+    let refused =
+        block_on(client.pull(&reference, "get_job_status", &store, &TrustPolicy::default(), true, &describe));
+    assert!(matches!(refused, Err(RegistryError::NotTheDeclaredTool { .. })), "{refused:?}");
+    let kept = LockFile::read(&store.lock_path()).unwrap().get("get_job_status").unwrap().clone();
+    assert_eq!((kept.manifest_digest, other == moved), (moved, false));
 }
 
 /// Hostile: a signature by a key the policy does not trust is refused on
@@ -236,7 +271,7 @@ fn a_signature_by_an_untrusted_key_is_refused() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-untrusted");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
     let trusted = PrivateKey::generate(Algorithm::Ed25519).unwrap();
@@ -245,14 +280,15 @@ fn a_signature_by_an_untrusted_key_is_refused() {
         client.sign(&reference, &stranger).await.unwrap();
     });
     let policy = TrustPolicy::with_keys(true, vec![trusted.public().clone()]);
-    let pulled = block_on(client.pull(&reference, "jobs", &store, &policy, false));
+    let pulled = block_on(client.pull(&reference, "get_job_status", &store, &policy, false, &describe));
     assert_eq!(refusal(pulled), Refusal::UntrustedKey { count: 1 });
     assert!(!store.lock_path().exists(), "nothing is locked");
 
     // Signed by the trusted key too: the pull succeeds, and the trusted
     // signer is recorded.
     block_on(client.sign(&reference, &trusted)).unwrap();
-    let entry = block_on(client.pull(&reference, "jobs", &store, &policy, false)).unwrap();
+    let entry =
+        block_on(client.pull(&reference, "get_job_status", &store, &policy, false, &describe)).unwrap();
     assert_eq!(entry.signer.as_deref(), Some(trusted.public().fingerprint()));
     let key_file = write_key(dir.path(), "trusted", &trusted);
     Host::new(config_for(dir.path(), true, &[key_file])).unwrap();
@@ -269,6 +305,116 @@ fn a_signature_by_an_untrusted_key_is_refused() {
     let third_file = write_key(dir.path(), "third", &third);
     let reason = unverified(Host::new(config_for(dir.path(), true, &[third_file])));
     assert!(reason.contains("verify with no key trusted"), "{reason}");
+}
+
+/// The trust config of the two tests below: `tools/*` of `registry`
+/// trusts `tools.pub`, the plugin `get_job_status` only `jobs.pub`.
+fn trust_by_tool(dir: &Path, registry: &str) -> PathBuf {
+    let config = dir.join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins]\nbuiltin = false\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\n\
+             [plugins.trust.repositories.\"{registry}/tools/*\"]\nkeys = [\"tools.pub\"]\n\
+             [plugins.trust.plugins.get_job_status]\nkeys = [\"jobs.pub\"]\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// Hostile: `[plugins.trust.plugins.get_job_status]` lets only `jobs.pub`
+/// sign `get_job_status`. A component whose descriptor says
+/// `get_job_status`, signed only by the key trusted for `tools/*`, is
+/// pushed as `tools/weekly_digest`: pulled without `--name` it would be
+/// locked as `weekly_digest`, judged by the `tools/*` rule, and serve
+/// `get_job_status`. Refused at pull, naming both names and the fix,
+/// nothing locked; pulled as `--name get_job_status`, its own rule
+/// decides and refuses the signature; once `jobs.pub` signed it too, it
+/// is pulled, verified and loaded. Held by `store::check_declared` in
+/// `Client::pull`.
+#[test]
+fn a_component_declaring_another_tool_than_its_lock_name_is_refused_at_pull() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-declared-pull");
+    for key in ["tools", "jobs"] {
+        succeed(harmonia(&["plugin", "keygen", "--out"]).arg(dir.path().join(key)));
+    }
+    let reference = registry.reference("tools/weekly_digest:v1");
+    succeed(harmonia(&["plugin", "push"]).arg(component_file(dir.path(), "get_job_status")).arg(&reference));
+    succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(dir.path().join("tools.key")));
+    let config = trust_by_tool(dir.path(), &format!("127.0.0.1:{}", registry.port));
+    let pull = |extra: &[&str]| {
+        harmonia(&["plugin", "pull", &reference, "--config"]).arg(&config).args(extra).output().unwrap()
+    };
+
+    let output = pull(&[]);
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    for named in ["`weekly_digest`", "`get_job_status`", "--name get_job_status"] {
+        assert!(shown.contains(named), "the refusal does not name {named}: {shown}");
+    }
+    assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked: {shown}");
+
+    let output = pull(&["--name", "get_job_status"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("verify with no key trusted"), "{}", text(&output));
+    assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked");
+
+    succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(dir.path().join("jobs.key")));
+    let pulled = succeed(
+        harmonia(&["plugin", "pull", &reference, "--name", "get_job_status", "--config"]).arg(&config),
+    );
+    assert!(pulled.contains("locked get_job_status"), "{pulled}");
+    succeed(harmonia(&["plugin", "verify", "--config"]).arg(&config));
+    let host = Host::new(HostConfig::from_file(&config).unwrap()).unwrap();
+    assert!(host.descriptor("get_job_status").is_some());
+}
+
+/// Hostile: a lock an earlier harmonia wrote after such a pull:
+/// `weekly_digest`, signed by the key trusted for `tools/*`, whose
+/// component declares `get_job_status`, which only `jobs.pub` may sign.
+/// `plugin verify` refuses it and the host refuses to load it, each
+/// naming both names and how to fix the lock. Held by
+/// `store::check_declared` in `plugin verify` and in the host's load.
+#[test]
+fn a_lock_entry_named_for_another_tool_than_its_component_is_refused_at_verify_and_load() {
+    use harmonia_registry::cosign::payload;
+    let dir = TempDir::new("oci-declared-lock");
+    let tools = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    write_key(dir.path(), "tools", &tools);
+    write_key(dir.path(), "jobs", &PrivateKey::generate(Algorithm::EcdsaP256).unwrap());
+    let config = trust_by_tool(dir.path(), "127.0.0.1:5000");
+    let store = Store::new(&dir.path().join("plugins"));
+    let real = component("get_job_status");
+    let manifest =
+        Manifest::for_component(&harmonia_registry::manifest::wasm_config(&real), &real).to_bytes();
+    let (manifest_digest, layer_digest) = (store.write(&manifest).unwrap(), store.write(&real).unwrap());
+    let signed = payload("127.0.0.1:5000/tools/weekly_digest", &manifest_digest);
+    let signature = base64::engine::general_purpose::STANDARD.encode(tools.sign(&signed));
+    store.write_signatures(&manifest_digest, &[StoredSignature::new(&signed, &signature)]).unwrap();
+    let mut lock = LockFile::default();
+    lock.upsert(harmonia_registry::LockEntry {
+        name: "weekly_digest".into(),
+        reference: "oci://127.0.0.1:5000/tools/weekly_digest:v1".into(),
+        manifest_digest,
+        layer_digest,
+        signer: Some(tools.public().fingerprint().to_owned()),
+    });
+    lock.write(&store.lock_path()).unwrap();
+    let fix = ["`weekly_digest`", "`get_job_status`", "--name get_job_status", "plugins.lock"];
+
+    let output = harmonia(&["plugin", "verify", "--config"]).arg(&config).output().unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    for named in fix {
+        assert!(shown.contains(named), "verify does not name {named}: {shown}");
+    }
+
+    let reason = unverified(Host::new(HostConfig::from_file(&config).unwrap()));
+    for named in fix {
+        assert!(reason.contains(named), "the load does not name {named}: {reason}");
+    }
 }
 
 /// Hostile: a valid signature by a trusted key, over another digest,
@@ -295,7 +441,14 @@ fn a_valid_signature_over_another_digest_is_refused() {
         (signed_digest, target_digest)
     });
     let policy = TrustPolicy::with_keys(true, vec![key.public().clone()]);
-    match refusal(block_on(client.pull(&target, "a", &store, &policy, false))) {
+    match refusal(block_on(client.pull(
+        &target,
+        "suggest_posting_windows",
+        &store,
+        &policy,
+        false,
+        &describe,
+    ))) {
         Refusal::OtherDigest { signed, expected, .. } => {
             assert_eq!(signed, signed_digest.to_string());
             assert_eq!(expected, target_digest.to_string());
@@ -314,7 +467,7 @@ fn a_swapped_component_never_runs_even_from_the_cache() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-swapped");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let entry = block_on(async {
@@ -323,10 +476,11 @@ fn a_swapped_component_never_runs_even_from_the_cache() {
         client
             .pull(
                 &reference,
-                "jobs",
+                "get_job_status",
                 &store,
                 &TrustPolicy::with_keys(true, vec![key.public().clone()]),
                 false,
+                &describe,
             )
             .await
     })
@@ -399,10 +553,11 @@ fn fake_pull(
     let reference = fake.reference();
     let result = block_on(short_client(&reference, deadline).pull(
         &reference,
-        "t",
+        "get_job_status",
         &Store::new(dir.path()),
         &TrustPolicy::default(),
         false,
+        &describe,
     ));
     (result, dir)
 }
@@ -790,7 +945,14 @@ fn the_signer_is_in_every_sealed_tool_call_and_validate_can_require_it() {
         client.push(&reference, &component("get_job_status")).await.unwrap();
         client.sign(&reference, &key).await.unwrap();
         client
-            .pull(&reference, "get_job_status", &Store::new(&dir.path().join("plugins")), &policy, false)
+            .pull(
+                &reference,
+                "get_job_status",
+                &Store::new(&dir.path().join("plugins")),
+                &policy,
+                false,
+                &describe,
+            )
             .await
     })
     .unwrap();
