@@ -23,7 +23,7 @@
 
 use crate::RegistryError;
 use crate::reference::is_loopback_host;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use std::time::Duration;
 
 /// Most redirects followed for one read.
@@ -130,6 +130,14 @@ impl Reader {
                 message: error.to_string(),
             })?;
         Ok(Self { http, base: format!("{scheme}://{registry}") })
+    }
+
+    /// The `WWW-Authenticate` challenge the registry answers `GET /v2/`
+    /// with, if any; sent without credentials, its body unread.
+    pub(crate) async fn challenge(&self, what: &str) -> Result<Option<String>, RegistryError> {
+        let response =
+            self.http.get(format!("{}/v2/", self.base)).send().await.map_err(|error| failed(what, &error))?;
+        Ok(response.headers().get(WWW_AUTHENTICATE).and_then(|value| value.to_str().ok()).map(str::to_owned))
     }
 
     /// `GET /v2/{repository}/{kind}/{reference}` with `accept` and

@@ -27,7 +27,12 @@
 //!   a deadline on every registry wait and bounded downloads.
 //! - `download` (feature `oci`): a pull's reads, bounded while the bytes
 //!   arrive and never redirected off the registry unless allowed.
+//! - `challenge` (feature `oci`): where the registry's authentication
+//!   challenge would send the credentials; never over plain HTTP to
+//!   another host.
 
+#[cfg(feature = "oci")]
+pub mod challenge;
 pub mod cosign;
 pub mod declared;
 pub mod digest;

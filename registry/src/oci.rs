@@ -21,9 +21,12 @@
 //!   ([`crate::reference::is_loopback_host`]; `127.evil.example` is not
 //!   one); every other host is reached over HTTPS, by the client and by
 //!   the reader, which refuses plain HTTP to anything else, so the
-//!   credentials a read or a push carries never travel in the clear.
+//!   credentials a read or a push carries never travel in the clear; nor
+//!   does the token exchange send them to a plain-HTTP realm on another
+//!   host ([`crate::challenge`]).
 
 use crate::RegistryError;
+use crate::challenge;
 use crate::cosign::{self, StoredSignature};
 use crate::declared::{self, Describe, NameCheck};
 use crate::digest::Digest;
@@ -173,6 +176,7 @@ impl Client {
         if let Some(header) = known.get(target.repository()) {
             return Ok(header.clone());
         }
+        self.check_challenge(target.registry()).await?;
         let token = self
             .within(|| format!("authenticating to {}", target.registry()), async {
                 self.client.auth(target, &self.auth, RegistryOperation::Pull).await
@@ -249,11 +253,36 @@ impl Client {
         }
     }
 
+    /// Refuse the client's token exchange when the registry's challenge
+    /// would send the credentials over plain HTTP to a host that is not
+    /// loopback ([`challenge`]); without credentials nothing is at stake.
+    async fn check_challenge(&self, registry: &str) -> Result<(), RegistryError> {
+        if !matches!(self.auth, RegistryAuth::Basic(..)) {
+            return Ok(());
+        }
+        let what = format!("authenticating to {registry}");
+        let answered = match tokio::time::timeout(self.options.deadline, self.reader.challenge(&what)).await {
+            Ok(answered) => answered?,
+            Err(_) => return Err(RegistryError::Deadline { what, seconds: self.options.deadline.as_secs() }),
+        };
+        match answered.as_deref().and_then(challenge::plain_http_realm) {
+            Some(realm) => Err(RegistryError::Registry {
+                what,
+                message: format!(
+                    "its token service {realm} is plain HTTP: the Docker config's credentials go only over HTTPS, \
+                     or to a loopback address; nothing was sent"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
     async fn authenticate(
         &self,
         reference: &Reference,
         operation: RegistryOperation,
     ) -> Result<(), RegistryError> {
+        self.check_challenge(reference.registry()).await?;
         self.within(|| format!("authenticating to {}", reference.registry()), async {
             self.client.auth(reference, &self.auth, operation).await.map(|_| ())
         })

@@ -788,6 +788,47 @@ fn a_name_that_only_looks_loopback_is_never_fetched_over_plain_http_nor_given_cr
     );
 }
 
+/// Hostile: a registry whose challenge sends the token exchange, and with
+/// it the Docker config's credentials, to a plain-HTTP realm on another
+/// host (`Bearer realm="http://token.evil.example/token"`). Refused
+/// before the credentials go anywhere: the plain-HTTP proxy every request
+/// to that realm would go through sees none. (The registry itself is on
+/// loopback, so it is reached over plain HTTP and kept off the proxy.)
+/// Held by `Client::authenticate`'s look at the challenge
+/// (`challenge::plain_http_realm`) before the client's token exchange.
+#[test]
+fn credentials_are_never_sent_to_a_plain_http_token_realm() {
+    const PASSWORD: &str = "s3cret-for-the-token-service";
+    let fake = Fake::start();
+    let challenge = r#"www-authenticate: Bearer realm="http://token.evil.example/token",service="fake""#;
+    fake.server.route("/v2/", Reply::Raw(401, vec![challenge.into()], b"{}".to_vec()));
+    let proxy = Loopback::start();
+    let dir = TempDir::new("oci-plain-realm");
+    let docker = docker_config(dir.path(), &fake.host(), "ci", PASSWORD);
+    let mut command = harmonia(&["plugin", "pull", &fake.reference().to_string(), "--dir"]);
+    command.arg(dir.path().join("plugins")).env("DOCKER_CONFIG", &docker);
+    for name in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+        command.env_remove(name);
+    }
+    let output = command
+        .env("HTTP_PROXY", proxy.base_url())
+        .env("http_proxy", proxy.base_url())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(!shown.contains(PASSWORD), "{shown}");
+    let sent = proxy.requests();
+    assert!(
+        sent.is_empty(),
+        "the token exchange went out over plain HTTP (with credentials: {}): {sent:?}",
+        sent.iter().any(|request| request.headers.contains_key("authorization"))
+    );
+    assert!(shown.contains("token.evil.example") && shown.contains("plain HTTP"), "{shown}");
+}
+
 /// Hostile: the manifest itself redirected to another host, or around in
 /// a loop on the registry. Both refused with the typed error, nothing
 /// read from the other host.
