@@ -60,8 +60,12 @@ fn text(out: &mut Page, answer: &AnswerView<'_>, fault: &Fault) {
         out.push_str("<p class=\"missing\">⚠ The answer has no text.</p>");
         return;
     };
-    if escape::cut_at(text, MAX_MARKED_CHARS).is_some() {
-        out.push_str("<p class=\"missing\">⚠ The answer text is too long to mark claims in; it is shown whole below.</p><div class=\"answer-text\">");
+    let too_long = escape::cut_at(text, MAX_MARKED_CHARS).is_some();
+    if too_long || !out.has_room() {
+        if too_long {
+            out.push_str("<p class=\"missing\">⚠ The answer text is too long to mark claims in; it is shown whole below.</p>");
+        }
+        out.push_str("<div class=\"answer-text\">");
         escape::long(out, text, PREVIEW_CHARS);
         out.push_str("</div>");
         return;
@@ -132,7 +136,14 @@ fn cited_list(
     if ids.is_empty() {
         out.push_str("<li>no evidence</li>");
     }
-    for id in ids.iter().take(MAX_IDS_SHOWN) {
+    for (index, id) in ids.iter().take(MAX_IDS_SHOWN).enumerate() {
+        if !out.has_room() {
+            out.push_str(&format!(
+                "<li class=\"warn\">⚠ {} more ids not listed: the page reached its bound</li>",
+                escape::thousands(ids.len() - index)
+            ));
+            return;
+        }
         out.push_str("<li>");
         cited(out, id, cards, by_id, link);
         out.push_str("</li>");

@@ -39,8 +39,13 @@ fn is_hidden(character: char) -> bool {
 const MOST_BYTES_PER_CHARACTER: usize = 40;
 
 /// Append `input` to `out`, escaped (see the module docs), as far as the
-/// page's budget has room; past it, a note of the characters left out.
+/// page's budget has room; past it, a note of the characters left out
+/// (once the budget is spent, a string left out whole is marked `[…]`).
 pub fn text(out: &mut Page, input: &str) {
+    if !input.is_empty() && out.room() < MOST_BYTES_PER_CHARACTER {
+        out.push_str("<span class=\"cut\">[…]</span>");
+        return;
+    }
     for (at, character) in input.char_indices() {
         if out.room() < MOST_BYTES_PER_CHARACTER {
             let left = input[at..].chars().count();

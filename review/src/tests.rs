@@ -217,6 +217,22 @@ fn hostile_inputs() -> Vec<(&'static str, TraceDocument, Value)> {
         "uncertainty": [escapes]});
     inputs.push(("strings that escape to many bytes", document, answer));
 
+    // The budget spent at the answer text; every later section still has
+    // items to say it left out.
+    let claims: Vec<Value> = (0..200)
+        .map(|n| json!({"text": format!("claim {n}"), "kind": "\u{7f}", "evidenceIds": vec![Value::from("e"); 40]}))
+        .collect();
+    let answer = json!({"status": "error", "answer": "\u{7f}".repeat(1 << 20), "claims": claims,
+        "error": {"code": "\u{7f}", "message": "\u{7f}"}, "uncertainty": vec![Value::from("\u{7f}"); 100]});
+    let entries: Vec<TraceEntry> = (1..=4_096u64)
+        .map(|sequence| call(sequence, "\u{7f}", json!({}), vec![item("e")], vec![json!({})]))
+        .collect();
+    inputs.push((
+        "the budget spent early, many items after",
+        TraceDocument { trace: Trace { entries }, seal: None },
+        answer,
+    ));
+
     let entries: Vec<TraceEntry> = (1..=4_096u64)
         .map(|sequence| call(sequence, "t", json!({}), vec![json!({}); 40], vec![json!({}); 40]))
         .collect();
