@@ -15,7 +15,8 @@
 //!   [`RESERVE`];
 //! - text from the input goes in only through [`crate::escape`], which
 //!   writes no further than the budget and says, in place, how many
-//!   characters it left out; JSON values are serialized into a buffer
+//!   characters it left out (once the budget is spent, a string left out
+//!   whole is marked `[…]`); JSON values are serialized into a buffer
 //!   capped at the room left, so not even the text to be cut is held whole;
 //! - every list whose length follows the input (trace entries, evidence
 //!   cards, claims, cited ids, receipts, notes) asks [`Page::has_room`]
