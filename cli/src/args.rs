@@ -295,7 +295,7 @@ pub enum PluginCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
         /// The plugin's name in the lock (default: the repository's last
-        /// path segment).
+        /// path segment); it must be the tool the component declares.
         #[arg(long)]
         name: Option<String>,
         /// The host config with the trust policy.

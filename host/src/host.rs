@@ -298,6 +298,16 @@ impl HostBuilder {
             }
             .map_err(refused)?;
             loaded.info.provenance = provenances.remove(&index);
+            if let (Some(provenance), Some(lock)) = (&loaded.info.provenance, &config.plugins.lock) {
+                let at = harmonia_registry::declared::NameCheck::Lock(lock);
+                let declared = &loaded.info.descriptor.name;
+                harmonia_registry::declared::check(&provenance.name, &provenance.reference, declared, at)
+                    .map_err(|error| LoadError::Unverified {
+                        origin: loaded.info.origin.clone(),
+                        reason: error.to_string(),
+                    })
+                    .map_err(refused)?;
+            }
             if let Some(metrics) = &self.metrics {
                 metrics.component_loaded(loaded.cache);
                 metrics.register_tool(&loaded.info.descriptor.name);

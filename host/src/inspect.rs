@@ -100,6 +100,17 @@ pub fn inspect(
     })
 }
 
+/// The tool `bytes` declare: the name of the checked descriptor their
+/// `describe` returns, loaded as the host would load them under `config`'s
+/// policy and limits (imports checked, cached compile, `describe`); or
+/// why they declare none. What a pull and `plugin verify` compare a lock
+/// entry's name with (`harmonia_registry::declared`).
+pub fn declared_tool(config: &HostConfig, bytes: &[u8], origin: PluginOrigin) -> Result<String, String> {
+    let inspection = inspect(config, bytes, origin, None).map_err(|error| error.to_string())?;
+    inspection.world?;
+    inspection.descriptor.map(|descriptor| descriptor.name)
+}
+
 /// Load the component as the host would (shape, cached compile,
 /// `describe`) and return its checked descriptor.
 fn describe(

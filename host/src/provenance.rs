@@ -8,7 +8,11 @@
 //! `[plugins.trust]`. Only then are the bytes handed to the loader, pinned
 //! to the layer digest, and the precompiled cache is looked up by the
 //! hash of those verified bytes: a component swapped on disk is refused
-//! before the cache or the compiler sees it.
+//! before the cache or the compiler sees it. Once compiled, the tool its
+//! descriptor declares must be its lock entry's name, since the trust
+//! rule was looked up by that name (`harmonia_registry::declared`): an
+//! entry an earlier pull locked under another name is refused, saying how
+//! to fix the lock (checked in `Host`'s load).
 //!
 //! With `plugins.trust.require_signatures = true`, a component from a
 //! plain file (`plugins.dir`, `plugins.files`, `--plugin`) has no

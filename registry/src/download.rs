@@ -22,7 +22,8 @@
 //! (`/v2/<name>/manifests/<reference>`, `/v2/<name>/blobs/<digest>`).
 
 use crate::RegistryError;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use crate::reference::is_loopback_host;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use std::time::Duration;
 
 /// Most redirects followed for one read.
@@ -44,11 +45,6 @@ fn authority(url: &reqwest::Url) -> String {
         Some(port) => format!("{host}:{port}"),
         None => host.to_owned(),
     }
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback())
 }
 
 /// Where a redirect may go: the registry itself, or an allowed host.
@@ -87,13 +83,24 @@ pub(crate) struct Body {
 
 impl Reader {
     /// A reader of `registry` (`host[:port]`, over `scheme`), following
-    /// redirects only there or to `allowed`.
+    /// redirects only there or to `allowed`. Plain HTTP is refused unless
+    /// the registry is a loopback address: a read carries the registry's
+    /// credentials, which never travel in the clear to anything else.
     pub(crate) fn new(
         registry: &str,
         scheme: &'static str,
         allowed: &[String],
         deadline: Duration,
     ) -> Result<Self, RegistryError> {
+        if scheme != "https" && !is_loopback_host(registry) {
+            return Err(RegistryError::BadReference {
+                reference: registry.to_owned(),
+                reason: "plain HTTP is used only for a loopback registry (127.0.0.0/8, [::1] or localhost)"
+                    .into(),
+            });
+        }
+        // reqwest is built without a default TLS provider in this workspace.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // The registry as a URL names it (a default port dropped), so a
         // redirect back to it compares equal.
         let named = reqwest::Url::parse(&format!("{scheme}://{registry}/")).map_err(|_| {
@@ -123,6 +130,14 @@ impl Reader {
                 message: error.to_string(),
             })?;
         Ok(Self { http, base: format!("{scheme}://{registry}") })
+    }
+
+    /// The `WWW-Authenticate` challenge the registry answers `GET /v2/`
+    /// with, if any; sent without credentials, its body unread.
+    pub(crate) async fn challenge(&self, what: &str) -> Result<Option<String>, RegistryError> {
+        let response =
+            self.http.get(format!("{}/v2/", self.base)).send().await.map_err(|error| failed(what, &error))?;
+        Ok(response.headers().get(WWW_AUTHENTICATE).and_then(|value| value.to_str().ok()).map(str::to_owned))
     }
 
     /// `GET /v2/{repository}/{kind}/{reference}` with `accept` and
@@ -184,6 +199,25 @@ mod tests {
 
     fn url(text: &str) -> reqwest::Url {
         reqwest::Url::parse(text).unwrap()
+    }
+
+    /// Hostile: a reader over plain HTTP to a registry that is not a
+    /// loopback address (it would carry the Docker config's credentials in
+    /// the clear) cannot be made, whatever the caller asks; over HTTPS, or
+    /// to a loopback address, it can.
+    #[test]
+    fn plain_http_is_refused_for_any_registry_but_a_loopback_one() {
+        let reader = |registry: &str, scheme: &'static str| {
+            Reader::new(registry, scheme, &[], Duration::from_secs(1)).map(|_| ())
+        };
+        for registry in ["127.evil.example:5000", "127.0.0.1.nip.io", "registry.example", "vm:5000"] {
+            let refused = reader(registry, "http").unwrap_err().to_string();
+            assert!(refused.contains("plain HTTP"), "{registry}: {refused}");
+            assert!(reader(registry, "https").is_ok(), "{registry} over HTTPS");
+        }
+        for registry in ["127.0.0.1:5000", "localhost:5000", "[::1]:5000"] {
+            assert!(reader(registry, "http").is_ok(), "{registry}");
+        }
     }
 
     #[test]

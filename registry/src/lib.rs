@@ -18,13 +18,23 @@
 //!   at the log's time, then the signature with the certificate's key).
 //! - [`trust`]: `[plugins.trust]`, which keys and keyless identities may
 //!   sign which plugin.
+//! - [`declared`]: a lock entry's name is the tool its component
+//!   declares (trust rules are looked up by that name).
+//! - [`signature_layers`]: which layers of a signature manifest a pull
+//!   reads: malformed ones skipped, never fatal, the work bounded.
 //! - `oci` (feature `oci`): push, pull and sign against a registry, through
 //!   the `oci-client` crate, with credentials from the Docker config file,
 //!   a deadline on every registry wait and bounded downloads.
 //! - `download` (feature `oci`): a pull's reads, bounded while the bytes
 //!   arrive and never redirected off the registry unless allowed.
+//! - `challenge` (feature `oci`): where the registry's authentication
+//!   challenge would send the credentials; never over plain HTTP to
+//!   another host.
 
+#[cfg(feature = "oci")]
+pub mod challenge;
 pub mod cosign;
+pub mod declared;
 pub mod digest;
 #[cfg(feature = "oci")]
 pub mod download;
@@ -36,6 +46,7 @@ pub mod manifest;
 pub mod oci;
 pub mod reference;
 pub mod rekor;
+pub mod signature_layers;
 pub mod store;
 pub mod trust;
 pub mod trusted_root;
@@ -185,6 +196,30 @@ pub enum RegistryError {
     /// The plugin is not locked.
     #[error("no plugin named `{0}` in the lock file")]
     NotLocked(String),
+    /// A lock entry's name is not the tool its component declares (see
+    /// [`declared`]).
+    #[error(
+        "plugin `{locked}` ({reference}) declares the tool `{declared}`: a lock entry's name must be the tool its \
+         component declares, since trust rules (plugins.trust.plugins.NAME) are looked up by that name; {fix}"
+    )]
+    NotTheDeclaredTool {
+        /// The name it is (or would be) locked under.
+        locked: String,
+        /// The tool its descriptor declares.
+        declared: String,
+        /// The reference it was pulled by.
+        reference: String,
+        /// What to do.
+        fix: String,
+    },
+    /// The component does not say which tool it is.
+    #[error("{reference}: its component declares no tool: {reason}")]
+    Undescribed {
+        /// The reference.
+        reference: String,
+        /// Why (the host's load error).
+        reason: String,
+    },
 }
 
 impl RegistryError {

@@ -16,16 +16,25 @@
 //!   host but the registry's and [`Options::redirect_hosts`].
 //! - Every byte is checked against the digest it was asked for, here and
 //!   not only by the client; layers with external `urls` are refused.
-//! - Plain HTTP is used only for a loopback registry; every other host is
-//!   reached over HTTPS.
+//! - Plain HTTP is used only for a loopback registry: an IP literal in
+//!   127.0.0.0/8, `[::1]`, or `localhost`
+//!   ([`crate::reference::is_loopback_host`]; `127.evil.example` is not
+//!   one); every other host is reached over HTTPS, by the client and by
+//!   the reader, which refuses plain HTTP to anything else, so the
+//!   credentials a read or a push carries never travel in the clear; nor
+//!   does the token exchange send them to a plain-HTTP realm on another
+//!   host ([`crate::challenge`]).
 
 use crate::RegistryError;
+use crate::challenge;
 use crate::cosign::{self, StoredSignature};
+use crate::declared::{self, Describe, NameCheck};
 use crate::digest::Digest;
 use crate::download::{Body, Reader};
 use crate::keys::PrivateKey;
 use crate::manifest::{self, Descriptor, MAX_MANIFEST_BYTES, Manifest, OCI_MANIFEST_MEDIA_TYPE};
 use crate::reference::OciReference;
+use crate::signature_layers;
 use crate::store::{LockEntry, LockFile, Store, check_signatures};
 use crate::trust::TrustPolicy;
 use base64::Engine as _;
@@ -37,9 +46,6 @@ use oci_client::{Reference, RegistryOperation};
 use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
-
-/// Most signatures read for one digest.
-const MAX_SIGNATURES: usize = 32;
 
 /// Bounds on a registry conversation.
 #[derive(Clone, Debug)]
@@ -170,6 +176,7 @@ impl Client {
         if let Some(header) = known.get(target.repository()) {
             return Ok(header.clone());
         }
+        self.check_challenge(target.registry()).await?;
         let token = self
             .within(|| format!("authenticating to {}", target.registry()), async {
                 self.client.auth(target, &self.auth, RegistryOperation::Pull).await
@@ -246,11 +253,36 @@ impl Client {
         }
     }
 
+    /// Refuse the client's token exchange when the registry's challenge
+    /// would send the credentials over plain HTTP to a host that is not
+    /// loopback ([`challenge`]); without credentials nothing is at stake.
+    async fn check_challenge(&self, registry: &str) -> Result<(), RegistryError> {
+        if !matches!(self.auth, RegistryAuth::Basic(..)) {
+            return Ok(());
+        }
+        let what = format!("authenticating to {registry}");
+        let answered = match tokio::time::timeout(self.options.deadline, self.reader.challenge(&what)).await {
+            Ok(answered) => answered?,
+            Err(_) => return Err(RegistryError::Deadline { what, seconds: self.options.deadline.as_secs() }),
+        };
+        match answered.as_deref().and_then(challenge::plain_http_realm) {
+            Some(realm) => Err(RegistryError::Registry {
+                what,
+                message: format!(
+                    "its token service {realm} is plain HTTP: the Docker config's credentials go only over HTTPS, \
+                     or to a loopback address; nothing was sent"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
     async fn authenticate(
         &self,
         reference: &Reference,
         operation: RegistryOperation,
     ) -> Result<(), RegistryError> {
+        self.check_challenge(reference.registry()).await?;
         self.within(|| format!("authenticating to {}", reference.registry()), async {
             self.client.auth(reference, &self.auth, operation).await.map(|_| ())
         })
@@ -365,36 +397,63 @@ impl Client {
     }
 
     /// The cosign signatures attached to manifest `digest` (none when
-    /// there is no signature manifest).
+    /// there is no signature manifest). A layer that is malformed, or
+    /// whose payload cannot be read, is skipped with a warning naming it;
+    /// at most [`signature_layers::MAX_SIGNATURE_LAYERS`] are read, all
+    /// within one deadline (see [`signature_layers`]).
     pub async fn signatures(
         &self,
         reference: &OciReference,
         digest: &Digest,
     ) -> Result<Vec<StoredSignature>, RegistryError> {
-        let signature_reference =
-            OciReference { tag: Some(cosign::signature_tag(digest)), digest: None, ..reference.clone() };
+        let tag = cosign::signature_tag(digest);
+        let signature_reference = OciReference { tag: Some(tag.clone()), digest: None, ..reference.clone() };
         let (_, bytes) = match self.resolve(&signature_reference).await {
             Ok(found) => found,
             Err(RegistryError::NotFound(_)) => return Ok(Vec::new()),
             Err(error) => return Err(error),
         };
-        let manifest = Manifest::parse(&bytes)?;
+        let examined = signature_layers::examined(&bytes)?;
+        for skipped in &examined.skipped {
+            tracing::warn!("signature manifest {tag} of {reference}: {skipped}: skipped");
+        }
+        if examined.more_skipped > 0 {
+            tracing::warn!(
+                "signature manifest {tag} of {reference}: {} more layers skipped",
+                examined.more_skipped
+            );
+        }
+        if examined.left_out > 0 {
+            tracing::warn!(
+                "signature manifest {tag} of {reference}: {} signature layers past the first {} not examined",
+                examined.left_out,
+                signature_layers::MAX_SIGNATURE_LAYERS
+            );
+        }
+        let until = tokio::time::Instant::now() + self.options.deadline;
         let mut signatures = Vec::new();
-        for layer in manifest
-            .layers
-            .iter()
-            .filter(|layer| layer.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
-            .take(MAX_SIGNATURES)
-        {
-            let Some(annotations) =
-                layer.annotations.as_ref().filter(|notes| notes.contains_key(cosign::SIGNATURE_ANNOTATION))
-            else {
-                continue;
-            };
-            let payload_digest = Digest::parse(&layer.digest)?;
-            let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
-            let payload = self.blob(reference, &payload_digest, size, cosign::MAX_PAYLOAD_BYTES).await?;
-            signatures.extend(StoredSignature::from_annotations(&payload, annotations));
+        for layer in &examined.layers {
+            let read = self.blob(reference, &layer.payload, layer.size, cosign::MAX_PAYLOAD_BYTES);
+            match tokio::time::timeout_at(until, read).await {
+                Ok(Ok(payload)) => {
+                    signatures.extend(StoredSignature::from_annotations(&payload, &layer.annotations))
+                }
+                Ok(Err(error)) => {
+                    tracing::warn!(
+                        "signature manifest {tag} of {reference}: layer {}: {error}: skipped",
+                        layer.position
+                    );
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "signature manifest {tag} of {reference}: its payloads were not all read within {} s: \
+                         layers from {} on not examined",
+                        self.options.deadline.as_secs(),
+                        layer.position
+                    );
+                    break;
+                }
+            }
         }
         Ok(signatures)
     }
@@ -476,9 +535,12 @@ impl Client {
     ///
     /// A tag is resolved once; when the lock already holds this reference
     /// at another digest the pull is refused ([`RegistryError::TagMoved`])
-    /// unless `update`. Signatures are checked against `policy` before the
-    /// component is downloaded. A digest reference already in the store is
-    /// verified there, without the network.
+    /// unless `update`. Signatures are checked against `policy` for `name`
+    /// before the component is downloaded; once it is, `describe` says
+    /// which tool it declares, and unless that is `name` the pull is
+    /// refused ([`RegistryError::NotTheDeclaredTool`], see
+    /// [`crate::declared`]), nothing stored or locked. A digest reference
+    /// already in the store is verified there, without the network.
     pub async fn pull(
         &self,
         reference: &OciReference,
@@ -486,14 +548,18 @@ impl Client {
         store: &Store,
         policy: &TrustPolicy,
         update: bool,
+        describe: Describe<'_>,
     ) -> Result<LockEntry, RegistryError> {
         check_name(name)?;
         let lock_path = store.lock_path();
         let mut lock = LockFile::read(&lock_path)?;
+        let text = reference.to_string();
         if let Some(digest) = &reference.digest
             && let Some(entry) = cached_entry(store, reference, digest, name)
             && let Ok(verified) = store.verify(&entry, policy, self.options.max_component_bytes)
         {
+            let declared = declared::declared_by(describe, &text, &verified.bytes)?;
+            declared::check(name, &text, &declared, NameCheck::Pull)?;
             lock.upsert(verified.entry.clone());
             lock.write(&lock_path)?;
             return Ok(verified.entry);
@@ -520,6 +586,8 @@ impl Client {
         let signatures = self.signatures(reference, &digest).await?;
         let signer = check_signatures(name, &reference.repository_path(), &signatures, &digest, policy)?;
         let component = self.blob(reference, &layer, size, self.options.max_component_bytes).await?;
+        let declared = declared::declared_by(describe, &text, &component)?;
+        declared::check(name, &text, &declared, NameCheck::Pull)?;
         store.write(&manifest_bytes)?;
         store.write(&component)?;
         store.write_signatures(&digest, &signatures)?;

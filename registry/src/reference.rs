@@ -87,16 +87,33 @@ impl OciReference {
         Self { tag: None, digest: Some(digest.clone()), ..self.clone() }
     }
 
-    /// True when the host is loopback (plain HTTP is allowed only there).
+    /// True when the registry is a loopback address (see
+    /// [`is_loopback_host`]): plain HTTP is allowed there only.
     pub fn is_loopback(&self) -> bool {
-        let host = match self.registry.rsplit_once(':') {
-            Some((host, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) && !host.ends_with(':') => {
-                host
-            }
-            _ => self.registry.as_str(),
-        };
-        matches!(host, "localhost" | "[::1]") || host.starts_with("127.")
+        is_loopback_host(&self.registry)
     }
+}
+
+/// True when `authority` (`host` or `host:port`, an IPv6 address in
+/// brackets) names a loopback address: an IP literal in 127.0.0.0/8 or
+/// `[::1]`, parsed as an address by std's parser, or `localhost`. A name
+/// that merely starts like one (`127.evil.example`) is not. Plain HTTP,
+/// and with it the registry's credentials in the clear, goes nowhere else.
+pub fn is_loopback_host(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((inner, rest)) if rest.is_empty() || rest.starts_with(':') => {
+                return inner.parse::<std::net::Ipv6Addr>().is_ok_and(|address| address.is_loopback());
+            }
+            _ => return false,
+        },
+        None => match authority.split_once(':') {
+            Some((host, port)) if !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit()) => host,
+            Some(_) => return false,
+            None => authority,
+        },
+    };
+    host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|address| address.is_loopback())
 }
 
 /// Checks that `entry` names a host as a reference's registry does:
@@ -158,6 +175,44 @@ mod tests {
         assert_eq!(parsed.short_name(), "get_job_status");
         assert!(parsed.is_loopback());
         assert!(!OciReference::parse("oci://ghcr.io/a/b:v1").unwrap().is_loopback());
+    }
+
+    /// Hostile: names that only look loopback. Plain HTTP (and with it the
+    /// Docker config's credentials in the clear) is for an IP literal in
+    /// 127.0.0.0/8, `[::1]` or `localhost`, with or without a port.
+    #[test]
+    fn only_a_loopback_address_or_localhost_is_loopback() {
+        let loopback = |registry: &str| {
+            OciReference::parse(&format!("oci://{registry}/tools/t:v1")).unwrap().is_loopback()
+        };
+        for near in [
+            "127.evil.example",
+            "127.evil.example:5000",
+            "127.0.0.1.evil.example",
+            "127.0.0.1.nip.io:5000",
+            "127.1",
+            "127.0.0.1.",
+            "localhost.evil.example",
+            "evil-localhost",
+            "[::ffff:127.0.0.1]:5000",
+            "[::2]",
+            "::1",
+            "0.0.0.0:5000",
+            "128.0.0.1",
+        ] {
+            assert!(!loopback(near), "{near} is not loopback");
+        }
+        for good in [
+            "127.0.0.1",
+            "127.0.0.1:5000",
+            "127.255.0.9:80",
+            "localhost",
+            "localhost:5000",
+            "[::1]",
+            "[::1]:5000",
+        ] {
+            assert!(loopback(good), "{good} is loopback");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! tips naming each claim's evidence, the claims one by one, the
 //! uncertainty notes, and the error path of an error answer.
 
+use crate::bound::{MAX_IDS_SHOWN, MAX_MARKED_CLAIMS, Page};
 use crate::escape::{self, PREVIEW_CHARS};
 use crate::fault::Fault;
 use crate::marks::{self, Mark, Span};
@@ -17,14 +18,24 @@ const MAX_MARKED_CHARS: usize = 20_000;
 /// Characters of an evidence id or a label shown in a tip or a list.
 const ID_CHARS: usize = 120;
 
-/// Write the answer, claims and error path sections.
+/// Where the first [`MAX_MARKED_CLAIMS`] claims occur in `text`: the
+/// only ones looked for (a valid answer makes at most 20).
+pub fn marked_claims(text: &str, answer: &AnswerView<'_>) -> Vec<Option<std::ops::Range<usize>>> {
+    let texts: Vec<Option<&str>> =
+        answer.claims.iter().take(MAX_MARKED_CLAIMS).map(|claim| claim.text).collect();
+    marks::claim_spans(&marks::Folded::new(text), &texts)
+}
+
+/// Write the answer, claims and error path sections; the first `styled`
+/// claims have style rules, so only they get a tip.
 pub fn write(
-    out: &mut String,
+    out: &mut Page,
     answer: &AnswerView<'_>,
     fault: &Fault,
     cards: &[EvidenceCard<'_>],
     by_id: &HashMap<&str, usize>,
     trace: &Trace,
+    styled: usize,
 ) {
     out.push_str(
         "<section id=\"answer\" aria-labelledby=\"answer-heading\"><h2 id=\"answer-heading\">Answer</h2>",
@@ -37,26 +48,29 @@ pub fn write(
     out.push_str(&answer.claims.len().to_string());
     out.push_str("</dd></dl>");
     text(out, answer, fault);
-    tips(out, answer, cards, by_id);
+    tips(out, answer, cards, by_id, styled);
     uncertainty(out, answer, fault);
     out.push_str("</section>\n");
     claims(out, answer, fault, cards, by_id);
     error_path(out, answer, fault, trace);
 }
 
-fn text(out: &mut String, answer: &AnswerView<'_>, fault: &Fault) {
+fn text(out: &mut Page, answer: &AnswerView<'_>, fault: &Fault) {
     let Some(text) = answer.text else {
         out.push_str("<p class=\"missing\">⚠ The answer has no text.</p>");
         return;
     };
-    if escape::cut_at(text, MAX_MARKED_CHARS).is_some() {
-        out.push_str("<p class=\"missing\">⚠ The answer text is too long to mark claims in; it is shown whole below.</p><div class=\"answer-text\">");
+    let too_long = escape::cut_at(text, MAX_MARKED_CHARS).is_some();
+    if too_long || !out.has_room() {
+        if too_long {
+            out.push_str("<p class=\"missing\">⚠ The answer text is too long to mark claims in; it is shown whole below.</p>");
+        }
+        out.push_str("<div class=\"answer-text\">");
         escape::long(out, text, PREVIEW_CHARS);
         out.push_str("</div>");
         return;
     }
-    let texts: Vec<Option<&str>> = answer.claims.iter().map(|claim| claim.text).collect();
-    let mut spans: Vec<Span<'_>> = marks::claim_spans(&marks::Folded::new(text), &texts)
+    let mut spans: Vec<Span<'_>> = marked_claims(text, answer)
         .into_iter()
         .enumerate()
         .filter_map(|(index, range)| Some(Span { range: range?, mark: Mark::Claim(index) }))
@@ -76,7 +90,7 @@ fn text(out: &mut String, answer: &AnswerView<'_>, fault: &Fault) {
 }
 
 /// One line naming a cited id and what it is.
-fn cited(out: &mut String, id: &str, cards: &[EvidenceCard<'_>], by_id: &HashMap<&str, usize>, link: bool) {
+fn cited(out: &mut Page, id: &str, cards: &[EvidenceCard<'_>], by_id: &HashMap<&str, usize>, link: bool) {
     match by_id.get(id) {
         Some(&index) => {
             let card = &cards[index];
@@ -110,35 +124,74 @@ fn cited(out: &mut String, id: &str, cards: &[EvidenceCard<'_>], by_id: &HashMap
     }
 }
 
-fn tips(out: &mut String, answer: &AnswerView<'_>, cards: &[EvidenceCard<'_>], by_id: &HashMap<&str, usize>) {
-    if answer.claims.is_empty() {
+/// The ids `claim` cites, as list items: the first [`MAX_IDS_SHOWN`], then
+/// how many more.
+fn cited_list(
+    out: &mut Page,
+    ids: &[&str],
+    cards: &[EvidenceCard<'_>],
+    by_id: &HashMap<&str, usize>,
+    link: bool,
+) {
+    if ids.is_empty() {
+        out.push_str("<li>no evidence</li>");
+    }
+    for (index, id) in ids.iter().take(MAX_IDS_SHOWN).enumerate() {
+        if !out.has_room() {
+            out.push_str(&format!(
+                "<li class=\"warn\">⚠ {} more ids not listed: the page reached its bound</li>",
+                escape::thousands(ids.len() - index)
+            ));
+            return;
+        }
+        out.push_str("<li>");
+        cited(out, id, cards, by_id, link);
+        out.push_str("</li>");
+    }
+    if ids.len() > MAX_IDS_SHOWN {
+        out.push_str(&format!(
+            "<li class=\"warn\">⚠ and {} more ids, not listed (a valid claim cites at most 8)</li>",
+            escape::thousands(ids.len() - MAX_IDS_SHOWN)
+        ));
+    }
+}
+
+fn tips(
+    out: &mut Page,
+    answer: &AnswerView<'_>,
+    cards: &[EvidenceCard<'_>],
+    by_id: &HashMap<&str, usize>,
+    styled: usize,
+) {
+    if answer.claims.is_empty() || styled == 0 {
         return;
     }
     out.push_str("<div class=\"tips\">");
-    for (index, claim) in answer.claims.iter().enumerate() {
+    for (index, claim) in answer.claims.iter().enumerate().take(styled) {
+        if !out.has_room() {
+            break;
+        }
         let n = index + 1;
         out.push_str(&format!(
             "<div class=\"tip\" role=\"tooltip\" id=\"claim-{n}-tip\"><strong>Claim {n} cites</strong><ul>"
         ));
-        if claim.ids.is_empty() {
-            out.push_str("<li>no evidence</li>");
-        }
-        for id in &claim.ids {
-            out.push_str("<li>");
-            cited(out, id, cards, by_id, false);
-            out.push_str("</li>");
-        }
+        cited_list(out, &claim.ids, cards, by_id, false);
         out.push_str("</ul></div>");
     }
     out.push_str("</div>");
 }
 
-fn uncertainty(out: &mut String, answer: &AnswerView<'_>, fault: &Fault) {
+fn uncertainty(out: &mut Page, answer: &AnswerView<'_>, fault: &Fault) {
     if answer.uncertainty.is_empty() {
         return;
     }
     out.push_str("<h3>Uncertainty</h3><ul class=\"notes\">");
     for (index, note) in answer.uncertainty.iter().enumerate() {
+        if !out.has_room() {
+            out.push_str("</ul>");
+            out.not_shown(answer.uncertainty.len() - index, "notes are");
+            return;
+        }
         let at_fault = fault.uncertainty.as_ref().filter(|(at, _)| *at == index);
         out.push_str(&format!(
             "<li id=\"note-{}\"{}>",
@@ -159,7 +212,7 @@ fn uncertainty(out: &mut String, answer: &AnswerView<'_>, fault: &Fault) {
 }
 
 fn claims(
-    out: &mut String,
+    out: &mut Page,
     answer: &AnswerView<'_>,
     fault: &Fault,
     cards: &[EvidenceCard<'_>],
@@ -175,13 +228,16 @@ fn claims(
     let located = answer
         .text
         .filter(|text| escape::cut_at(text, MAX_MARKED_CHARS).is_none())
-        .map(|text| {
-            let texts: Vec<Option<&str>> = answer.claims.iter().map(|claim| claim.text).collect();
-            marks::claim_spans(&marks::Folded::new(text), &texts)
-        })
+        .map(|text| marked_claims(text, answer))
         .unwrap_or_default();
     out.push_str("<ol class=\"claims\">");
     for (index, claim) in answer.claims.iter().enumerate() {
+        if !out.has_room() {
+            out.push_str("</ol>");
+            out.not_shown(answer.claims.len() - index, "claims are");
+            out.push_str("</section>\n");
+            return;
+        }
         let n = index + 1;
         let at_fault = fault.claim == Some(index);
         out.push_str(&format!(
@@ -196,6 +252,9 @@ fn claims(
         }
         match located.get(index).cloned().flatten() {
             Some(_) => out.push_str(&format!(" · <a href=\"#claim-{n}\">in the answer text</a>")),
+            None if index >= MAX_MARKED_CLAIMS => out.push_str(&format!(
+                " · <span class=\"warn\">⚠ not looked for in the answer text (only the first {MAX_MARKED_CLAIMS} claims are)</span>"
+            )),
             None => out.push_str(" · <span class=\"warn\">⚠ not found in the answer text</span>"),
         }
         out.push_str("</p>");
@@ -204,14 +263,7 @@ fn claims(
             None => out.push_str("<p class=\"missing\">⚠ no text</p>"),
         }
         out.push_str("<p class=\"label\">Cites</p><ul class=\"cites\">");
-        if claim.ids.is_empty() {
-            out.push_str("<li>no evidence</li>");
-        }
-        for id in &claim.ids {
-            out.push_str("<li>");
-            cited(out, id, cards, by_id, true);
-            out.push_str("</li>");
-        }
+        cited_list(out, &claim.ids, cards, by_id, true);
         out.push_str("</ul></li>");
     }
     out.push_str("</ol></section>\n");
@@ -221,7 +273,7 @@ fn error_field<'v>(error: Option<&'v Value>, key: &str) -> Option<&'v Value> {
     error.and_then(|error| error.get(key))
 }
 
-fn error_path(out: &mut String, answer: &AnswerView<'_>, fault: &Fault, trace: &Trace) {
+fn error_path(out: &mut Page, answer: &AnswerView<'_>, fault: &Fault, trace: &Trace) {
     let last_call = trace.entries.iter().rposition(|entry| entry.kind == EntryKind::ToolCall);
     let tool_error = last_call
         .and_then(|at| trace.entries[at].response.as_ref())
@@ -250,9 +302,15 @@ fn error_path(out: &mut String, answer: &AnswerView<'_>, fault: &Fault, trace: &
         out.push_str("<tr><th scope=\"row\">");
         out.push_str(key);
         out.push_str("</th><td>");
-        escape::long(out, &stated.map_or_else(|| "—".to_owned(), shown), PREVIEW_CHARS);
+        let room = out.room();
+        escape::long(out, &stated.map_or_else(|| "—".to_owned(), |value| shown(value, room)), PREVIEW_CHARS);
         out.push_str("</td><td>");
-        escape::long(out, &returned.map_or_else(|| "—".to_owned(), shown), PREVIEW_CHARS);
+        let room = out.room();
+        escape::long(
+            out,
+            &returned.map_or_else(|| "—".to_owned(), |value| shown(value, room)),
+            PREVIEW_CHARS,
+        );
         out.push_str("</td><td>");
         out.push_str(if stated == returned {
             "✔ same"
@@ -264,9 +322,11 @@ fn error_path(out: &mut String, answer: &AnswerView<'_>, fault: &Fault, trace: &
     out.push_str("</tbody></table></section>\n");
 }
 
-fn shown(value: &Value) -> String {
+/// `value` as text: a string as itself, anything else as compact JSON,
+/// serialized no further than `room` bytes (the page cuts the rest).
+fn shown(value: &Value, room: usize) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => escape::serialized(other, false, room.saturating_add(1)).0,
     }
 }

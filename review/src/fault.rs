@@ -5,8 +5,10 @@
 //! found again with the contract's own detector and grounding functions
 //! (see [`crate::marks`]). Everything else is read from the verdict's
 //! reason, whose wording the validator keeps stable: claims are named
-//! `claims[i]`, trace entries `entry n` (docs/contract.md §5.0.6).
+//! `claims[i]`, trace entries `entry n` (docs/contract.md §5.0.6). Only
+//! the first [`MAX_MARKED_CLAIMS`] claims are looked for in the text.
 
+use crate::bound::MAX_MARKED_CLAIMS;
 use crate::marks;
 use crate::view::{AnswerView, returned_data};
 use harmonia_contract::liaison::grounding;
@@ -74,7 +76,8 @@ fn locate_phrase(fault: &mut Fault, reason: &str, answer: &AnswerView<'_>, effec
         Field::Answer => fault.in_text = marks::phrase_span(text, phrase, effect),
         Field::Claim(index) => {
             let Some(claim) = answer.claims.get(index).and_then(|claim| claim.text) else { return };
-            let texts: Vec<Option<&str>> = answer.claims.iter().map(|claim| claim.text).collect();
+            let texts: Vec<Option<&str>> =
+                answer.claims.iter().take(MAX_MARKED_CLAIMS).map(|claim| claim.text).collect();
             let start = marks::claim_spans(&marks::Folded::new(text), &texts)
                 .get(index)
                 .cloned()
@@ -100,7 +103,8 @@ pub fn locate(verdict: &Verdict, answer: &AnswerView<'_>, trace: &Trace) -> Faul
     fault.entry = number_after(reason, "entry ").filter(|entry| (1..=trace.entries.len()).contains(entry));
     let text = answer.text.unwrap_or("");
     let claim_spans = || {
-        let texts: Vec<Option<&str>> = answer.claims.iter().map(|claim| claim.text).collect();
+        let texts: Vec<Option<&str>> =
+            answer.claims.iter().take(MAX_MARKED_CLAIMS).map(|claim| claim.text).collect();
         marks::claim_spans(&marks::Folded::new(text), &texts)
     };
     match rule {

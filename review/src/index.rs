@@ -1,6 +1,7 @@
 //! The index page: one row per review, its verdict and a link to it
 //! (`harmonia demo --html DIR` writes one).
 
+use crate::bound::Page;
 use crate::escape::{self, PREVIEW_CHARS};
 use crate::page;
 
@@ -26,10 +27,11 @@ fn safe_file(file: &str) -> String {
     kept.trim_start_matches('.').to_owned()
 }
 
-/// The index of `rows`, titled `title`.
+/// The index of `rows`, titled `title`. Its rows are the caller's own
+/// list of reviews, so it is not bounded as a review page is.
 pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
     let accepted = rows.iter().filter(|row| row.accepted).count();
-    let mut out = String::with_capacity(16 * 1024);
+    let mut out = Page::unbounded();
     page::open_document(&mut out, title, "");
     out.push_str("<header><p class=\"kicker\">Harmonia review</p><h1>");
     escape::text(&mut out, title);
@@ -60,7 +62,7 @@ pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
     }
     out.push_str("</tbody></table></section></main>\n");
     page::close_document(&mut out);
-    out
+    out.into_string()
 }
 
 #[cfg(test)]

@@ -16,6 +16,9 @@
 //! Interactions are links, `<details>` and CSS (`:hover`, `:focus`,
 //! `:target`, `:has`).
 //!
+//! Size: a page is at most 4 × the bytes of its input + 256 KiB, whatever
+//! the input holds ([`bound`]): what does not fit is left out, saying so.
+//!
 //! Parts:
 //! - [`review_page`]: the entry point for a caller holding a parsed trace
 //!   document, its seal check, an answer, the skills and the mode
@@ -27,9 +30,11 @@
 //! - `page` (the document and its header), `answer`, `evidence`,
 //!   `timeline`: the sections; `fault`: where a refusal points; `marks`:
 //!   the answer text with its claims and fault marked; `view`: the raw JSON
-//!   read leniently; [`escape`]: untrusted text into HTML.
+//!   read leniently; [`escape`]: untrusted text into HTML; [`bound`]: the
+//!   page's bound and the page being written.
 
 mod answer;
+pub mod bound;
 pub mod escape;
 mod evidence;
 mod fault;
@@ -99,6 +104,31 @@ pub struct Review<'a> {
     pub skills: &'a SkillSet,
     /// The mode the verdict was reached in.
     pub mode: Mode,
+    /// The bytes the trace and the answer were read from (a request's
+    /// body; [`input_bytes`] for values at hand): the page is at most
+    /// [`bound::page_bound`] of it.
+    pub input_bytes: usize,
+}
+
+/// The bytes of `document` and `answer` as compact JSON: the input size of
+/// a page for a caller holding values rather than the bytes they came from.
+pub fn input_bytes(document: &TraceDocument, answer: &Value) -> usize {
+    /// Counts what is written, keeps nothing.
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+            self.0 += buffer.len();
+            Ok(buffer.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, &document.trace);
+    let _ = serde_json::to_writer(&mut counter, &document.seal);
+    let _ = serde_json::to_writer(&mut counter, answer);
+    counter.0
 }
 
 /// The page for `review`.
@@ -117,14 +147,18 @@ pub fn render(review: &Review<'_>) -> String {
 /// checked on what the trace says. The verdict is exactly
 /// `validate_received`'s. The page is a complete HTML document, UTF-8,
 /// to be served as `text/html; charset=utf-8`; it needs nothing else.
+/// `input_bytes` is what the trace and the answer were read from (a
+/// request's body; [`input_bytes`] for values at hand): the page is at
+/// most 4 × it + 256 KiB ([`bound`]).
 pub fn review_page<E: Display>(
     document: &TraceDocument,
     verification: Result<(), E>,
     answer: &Value,
     skills: &SkillSet,
     mode: Mode,
+    input_bytes: usize,
 ) -> String {
-    let (page, _) = review_with_verdict(document, verification, answer, skills, mode, None);
+    let (page, _) = review_with_verdict(document, verification, answer, skills, mode, None, input_bytes);
     page
 }
 
@@ -136,10 +170,20 @@ pub fn review_with_verdict<E: Display>(
     skills: &SkillSet,
     mode: Mode,
     title: Option<&str>,
+    input_bytes: usize,
 ) -> (String, Verdict) {
     let seal = SealState::of(document, &verification);
     let verdict = validate_received(&document.trace, verification, answer, skills, mode);
-    let page = render(&Review { title, document, seal: &seal, answer, verdict: &verdict, skills, mode });
+    let page = render(&Review {
+        title,
+        document,
+        seal: &seal,
+        answer,
+        verdict: &verdict,
+        skills,
+        mode,
+        input_bytes,
+    });
     (page, verdict)
 }
 

@@ -14,6 +14,7 @@
 //!   elements; a span that crosses another is closed and reopened around
 //!   it, and only its first piece is focusable.
 
+use crate::bound::Page;
 use crate::escape;
 use harmonia_contract::liaison::grounding::{self, UnclaimedFact};
 use harmonia_contract::liaison::mutation;
@@ -136,7 +137,7 @@ pub struct Span<'r> {
     pub mark: Mark<'r>,
 }
 
-fn open(out: &mut String, mark: Mark<'_>, first: bool) {
+fn open(out: &mut Page, mark: Mark<'_>, first: bool) {
     match (mark, first) {
         (Mark::Claim(index), true) => {
             let n = index + 1;
@@ -155,7 +156,7 @@ fn open(out: &mut String, mark: Mark<'_>, first: bool) {
     }
 }
 
-fn close(out: &mut String, mark: Mark<'_>, first: bool) {
+fn close(out: &mut Page, mark: Mark<'_>, first: bool) {
     out.push_str(match (mark, first) {
         (Mark::Claim(_), true) => "</a>",
         (Mark::Claim(_), false) => "</span>",
@@ -165,7 +166,7 @@ fn close(out: &mut String, mark: Mark<'_>, first: bool) {
 
 /// Write `text` escaped, with `spans` marked. Spans nest by start, longer
 /// first, claims before the fault on a tie.
-pub fn write_marked(out: &mut String, text: &str, spans: &[Span<'_>]) {
+pub fn write_marked(out: &mut Page, text: &str, spans: &[Span<'_>]) {
     let mut spans: Vec<&Span<'_>> = spans.iter().filter(|span| span.range.start < span.range.end).collect();
     spans.sort_by_key(|span| {
         (span.range.start, std::cmp::Reverse(span.range.end), matches!(span.mark, Mark::Fault(_)))
@@ -223,8 +224,9 @@ mod tests {
             Span { range: 0..13, mark: Mark::Claim(0) },
             Span { range: 8..18, mark: Mark::Fault("unclaimed_fact") },
         ];
-        let mut out = String::new();
+        let mut out = Page::unbounded();
         write_marked(&mut out, text, &spans);
+        let out = out.into_string();
         assert_eq!(out.matches("<a ").count(), 1, "{out}");
         assert_eq!(out.matches("id=\"fault\"").count(), 1, "{out}");
         assert_eq!(out.matches("<mark").count(), 2, "{out}");

@@ -2,12 +2,14 @@
 //! contents, the verdict and the seal, then the sections in reading order:
 //! answer, evidence, timeline.
 
+use crate::bound::{MAX_IDS_SHOWN, MAX_MARKED_CLAIMS, Page};
 use crate::escape::{self, PREVIEW_CHARS};
+use crate::evidence::MAX_CARDS;
 use crate::fault::{self, Fault};
 use crate::view::{AnswerView, evidence_cards};
 use crate::{CONTENT_SECURITY_POLICY, Review, SealState, answer, evidence, timeline};
 use harmonia_contract::liaison::validator::Mode;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// The stylesheet every page shares.
 pub const STYLE: &str = include_str!("style.css");
@@ -19,7 +21,7 @@ const TITLE_CHARS: usize = 140;
 const HEADING_CHARS: usize = 200;
 
 /// The `<head>` and the opening of the `<body>`.
-pub fn open_document(out: &mut String, title: &str, extra_style: &str) {
+pub fn open_document(out: &mut Page, title: &str, extra_style: &str) {
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
     out.push_str(CONTENT_SECURITY_POLICY);
@@ -39,7 +41,7 @@ pub fn open_document(out: &mut String, title: &str, extra_style: &str) {
 }
 
 /// The closing of the document.
-pub fn close_document(out: &mut String) {
+pub fn close_document(out: &mut Page) {
     out.push_str(
         "<footer><p>Written by <code>harmonia review</code>. Rules: docs/contract.md §5. \
          Every string on this page is shown as text, as the tools and the agent sent it; \
@@ -48,24 +50,40 @@ pub fn close_document(out: &mut String) {
 }
 
 /// Per-claim rules: hovering or focusing claim n shows its tip and
-/// outlines the evidence it cites. Built from indexes only, never from data.
-fn claim_style(answer: &AnswerView<'_>, by_id: &HashMap<&str, usize>) -> String {
+/// outlines the evidence it cites (each card once). Built from indexes
+/// only, never from data; for the first [`MAX_MARKED_CLAIMS`] claims, as
+/// long as the rules stay within `room` bytes. Returns the rules and how
+/// many claims have theirs.
+fn claim_style(answer: &AnswerView<'_>, by_id: &HashMap<&str, usize>, room: usize) -> (String, usize) {
     let mut style = String::new();
-    for (index, claim) in answer.claims.iter().enumerate() {
+    let mut styled = 0;
+    for (index, claim) in answer.claims.iter().enumerate().take(MAX_MARKED_CLAIMS) {
         let n = index + 1;
         let active = format!("main:has(.c{n}:hover, #claim-{n}:focus, #claim-{n}-detail:target)");
-        style.push_str(&format!("{active} #claim-{n}-tip {{ display: block; }}\n"));
-        for card in claim.ids.iter().filter_map(|id| by_id.get(id)) {
-            style.push_str(&format!(
+        let mut rules = format!("{active} #claim-{n}-tip {{ display: block; }}\n");
+        let cited: BTreeSet<usize> = claim
+            .ids
+            .iter()
+            .take(MAX_IDS_SHOWN)
+            .filter_map(|id| by_id.get(id).copied())
+            .filter(|card| *card < MAX_CARDS)
+            .collect();
+        for card in cited {
+            rules.push_str(&format!(
                 "{active} #evidence-{} {{ outline: 3px solid var(--focus); }}\n",
                 card + 1
             ));
         }
+        if style.len() + rules.len() > room {
+            break;
+        }
+        style.push_str(&rules);
+        styled = n;
     }
-    style
+    (style, styled)
 }
 
-fn verdict(out: &mut String, review: &Review<'_>, fault: &Fault) {
+fn verdict(out: &mut Page, review: &Review<'_>, fault: &Fault) {
     let accepted = review.verdict.accepted;
     out.push_str(if accepted {
         "<section id=\"verdict\" class=\"verdict accepted\" aria-labelledby=\"verdict-heading\">"
@@ -126,7 +144,7 @@ fn answer_claims(review: &Review<'_>) -> usize {
     review.answer.get("claims").and_then(|claims| claims.as_array()).map_or(0, Vec::len)
 }
 
-fn seal(out: &mut String, state: &SealState, at_fault: bool) {
+fn seal(out: &mut Page, state: &SealState, at_fault: bool) {
     let fault = if at_fault { " at-fault" } else { "" };
     match state {
         SealState::Verified { key } => {
@@ -146,8 +164,9 @@ fn seal(out: &mut String, state: &SealState, at_fault: bool) {
     }
 }
 
-/// The whole page.
+/// The whole page, within its bound (see [`crate::bound`]).
 pub fn render(review: &Review<'_>) -> String {
+    let mut out = Page::for_input(review.input_bytes);
     let answer = AnswerView::read(review.answer);
     let trace = &review.document.trace;
     let (cards, by_id) = evidence_cards(trace);
@@ -163,12 +182,9 @@ pub fn render(review: &Review<'_>) -> String {
         (None, None) => "An answer".to_owned(),
     };
     let heading = heading.as_str();
-    let mut out = String::with_capacity(64 * 1024);
-    open_document(
-        &mut out,
-        &format!("{outcome}: {heading} · Harmonia review"),
-        &claim_style(&answer, &by_id),
-    );
+    // The style rules of claims take at most a quarter of the room.
+    let (style, styled) = claim_style(&answer, &by_id, out.room() / 4);
+    open_document(&mut out, &format!("{outcome}: {heading} · Harmonia review"), &style);
     out.push_str("<a class=\"skip\" href=\"#verdict\">Skip to the verdict</a>\n<header><p class=\"kicker\">Harmonia review</p><h1>");
     match escape::cut_at(heading, HEADING_CHARS) {
         Some(cut) => {
@@ -191,10 +207,10 @@ pub fn render(review: &Review<'_>) -> String {
          <li><a href=\"#evidence\">Evidence</a></li><li><a href=\"#timeline\">Timeline</a></li></ul></nav></header>\n<main id=\"main\">\n",
     );
     verdict(&mut out, review, &fault);
-    answer::write(&mut out, &answer, &fault, &cards, &by_id, trace);
+    answer::write(&mut out, &answer, &fault, &cards, &by_id, trace, styled);
     evidence::write(&mut out, &cards, &answer);
     timeline::write(&mut out, trace, review.skills, &fault);
     out.push_str("</main>\n");
     close_document(&mut out);
-    out
+    out.into_string()
 }

@@ -3,6 +3,7 @@
 //! tool, attempt number, arguments, duration, outcome, capability
 //! receipts and exact envelope; a refusal marked as such, with its rule.
 
+use crate::bound::Page;
 use crate::escape::{self, PREVIEW_CHARS};
 use crate::fault::Fault;
 use harmonia_contract::liaison::skills::SkillSet;
@@ -13,7 +14,7 @@ use serde_json::Value;
 const CELL_CHARS: usize = 160;
 
 /// Write the timeline section.
-pub fn write(out: &mut String, trace: &Trace, skills: &SkillSet, fault: &Fault) {
+pub fn write(out: &mut Page, trace: &Trace, skills: &SkillSet, fault: &Fault) {
     out.push_str("<section id=\"timeline\" aria-labelledby=\"timeline-heading\"><h2 id=\"timeline-heading\">Timeline</h2>");
     if trace.entries.is_empty() {
         out.push_str("<p class=\"missing\">⚠ The trace is empty.</p></section>\n");
@@ -23,7 +24,12 @@ pub fn write(out: &mut String, trace: &Trace, skills: &SkillSet, fault: &Fault) 
         "<p>{} entries, in the order the host recorded them.</p><ol class=\"timeline\">",
         escape::thousands(trace.entries.len())
     ));
+    let mut shown = 0;
     for (index, entry) in trace.entries.iter().enumerate() {
+        if !out.has_room() {
+            break;
+        }
+        shown = index + 1;
         let position = index + 1;
         let at_fault = fault.entry == Some(position);
         let kind = match entry.kind {
@@ -49,10 +55,14 @@ pub fn write(out: &mut String, trace: &Trace, skills: &SkillSet, fault: &Fault) 
         }
         out.push_str("</li>");
     }
-    out.push_str("</ol></section>\n");
+    out.push_str("</ol>");
+    if shown < trace.entries.len() {
+        out.not_shown(trace.entries.len() - shown, "trace entries are");
+    }
+    out.push_str("</section>\n");
 }
 
-fn activation(out: &mut String, entry: &TraceEntry, skills: &SkillSet) {
+fn activation(out: &mut Page, entry: &TraceEntry, skills: &SkillSet) {
     let name = entry.skill.as_deref().unwrap_or("");
     out.push_str("<strong>Skill activated</strong> <code>");
     escape::scalar(out, &Value::from(name), CELL_CHARS);
@@ -68,7 +78,7 @@ fn activation(out: &mut String, entry: &TraceEntry, skills: &SkillSet) {
     out.push_str("</dd></dl>");
 }
 
-fn outcome(out: &mut String, response: Option<&Value>) {
+fn outcome(out: &mut Page, response: Option<&Value>) {
     let status = response.and_then(|response| response.get("status")).and_then(Value::as_str);
     let error = response.and_then(|response| response.get("error"));
     match status {
@@ -92,7 +102,7 @@ fn outcome(out: &mut String, response: Option<&Value>) {
     }
 }
 
-fn attempt(out: &mut String, entry: &TraceEntry, position: usize) {
+fn attempt(out: &mut Page, entry: &TraceEntry, position: usize) {
     let refused = entry.kind == EntryKind::ToolRefused;
     out.push_str(if refused {
         "<strong class=\"bad\">✖ Call refused</strong> <code>"
@@ -127,7 +137,7 @@ fn attempt(out: &mut String, entry: &TraceEntry, position: usize) {
     out.push_str("</details>");
 }
 
-fn receipts_table(out: &mut String, receipts: &[Value], position: usize) {
+fn receipts_table(out: &mut Page, receipts: &[Value], position: usize) {
     if receipts.is_empty() {
         out.push_str("<p class=\"label\">No capability was used.</p>");
         return;
@@ -137,7 +147,12 @@ fn receipts_table(out: &mut String, receipts: &[Value], position: usize) {
          <th scope=\"col\">Capability</th><th scope=\"col\">Target</th><th scope=\"col\">Status</th>\
          <th scope=\"col\">Bytes</th><th scope=\"col\">Time</th></tr></thead><tbody>"
     ));
-    for receipt in receipts {
+    for (index, receipt) in receipts.iter().enumerate() {
+        if !out.has_room() {
+            out.push_str("</tbody></table>");
+            out.not_shown(receipts.len() - index, "receipts are");
+            return;
+        }
         out.push_str("<tr>");
         for key in ["capability", "target", "status", "bytes"] {
             out.push_str("<td>");

@@ -21,7 +21,7 @@ use harmonia_contract::liaison::seal::PublicKey;
 use harmonia_contract::liaison::skills::SkillSet;
 use harmonia_contract::liaison::trace::{EntryKind, Trace, TraceDocument, TraceEntry};
 use harmonia_contract::liaison::validator::Mode;
-use harmonia_review::{IndexRow, index_page, review_with_verdict};
+use harmonia_review::{IndexRow, index_page, input_bytes, review_with_verdict};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -101,8 +101,15 @@ fn catalogue_pages(out: &Path) -> (Vec<Value>, Vec<IndexRow>) {
         let document = TraceDocument::parse(&read(&case.join("trace.json"))).unwrap();
         let answer = read(&case.join("answer.json"));
         let title = expected["title"].as_str().unwrap_or(&name).to_owned();
-        let (page, verdict) =
-            review_with_verdict(&document, document.verify(&key), &answer, &skills, mode, Some(&title));
+        let (page, verdict) = review_with_verdict(
+            &document,
+            document.verify(&key),
+            &answer,
+            &skills,
+            mode,
+            Some(&title),
+            input_bytes(&document, &answer),
+        );
         let rule = verdict.rule.map(|rule| rule.as_str());
         assert_eq!(rule, expected["rule"].as_str(), "{name}: the page shows the catalogue's verdict");
         let file = format!("{name}.html");
@@ -180,8 +187,15 @@ fn hostile_page(out: &Path) -> Value {
         "uncertainty": [hostile("note")],
     });
     let title = format!("{}{}", hostile("title"), huge("T"));
-    let (page, verdict) =
-        review_with_verdict(&document, Err::<(), _>("no key"), &answer, &skills, Mode::Review, Some(&title));
+    let (page, verdict) = review_with_verdict(
+        &document,
+        Err::<(), _>("no key"),
+        &answer,
+        &skills,
+        Mode::Review,
+        Some(&title),
+        input_bytes(&document, &answer),
+    );
     assert!(!page.contains("<script") && !page.contains("<img") && !page.contains("<a href=\"javascript"));
     std::fs::write(out.join("hostile.html"), page).unwrap();
     let mut row = expectation(
@@ -232,6 +246,7 @@ fn thousand_entry_page(out: &Path) -> Value {
         &skills,
         Mode::Review,
         Some("1,000 trace entries"),
+        input_bytes(&document, &answer),
     );
     std::fs::write(out.join("thousand.html"), page).unwrap();
     let mut row = expectation(

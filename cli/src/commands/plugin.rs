@@ -5,6 +5,7 @@
 use crate::args::PluginCommand;
 use crate::setup::{UsageError, load_config};
 use anyhow::{Context, Result};
+use harmonia_registry::declared::{self, NameCheck};
 use harmonia_registry::keys::{Algorithm, PrivateKey};
 use harmonia_registry::oci::{Client, Options};
 use harmonia_registry::{OciReference, Store, TrustPolicy};
@@ -76,8 +77,9 @@ fn pull(
     let store = Store::new(&plugin_dir(dir, &config));
     let name = name.unwrap_or(reference.short_name()).to_owned();
     let options = Options { redirect_hosts: config.plugins.redirect_hosts.clone(), ..Options::default() };
+    let describe = |bytes: &[u8]| declared_tool(&config, bytes, &reference.to_string());
     let entry = runtime()?.block_on(async {
-        Client::new(&reference, options)?.pull(&reference, &name, &store, &policy, update).await
+        Client::new(&reference, options)?.pull(&reference, &name, &store, &policy, update, &describe).await
     })?;
     let signer = entry.signer.as_deref().unwrap_or("unsigned");
     outln!(
@@ -121,14 +123,39 @@ fn keygen(out: &Path, ed25519: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The tool component `bytes` (pulled by `reference`) declare, as the
+/// host would load them under `config`.
+fn declared_tool(
+    config: &harmonia_host::HostConfig,
+    bytes: &[u8],
+    reference: &str,
+) -> Result<String, String> {
+    let origin = harmonia_host::plugin::PluginOrigin::Oci(reference.to_owned());
+    harmonia_host::inspect::declared_tool(config, bytes, origin)
+}
+
+/// Each locked plugin verified as a load verifies it: its bytes and
+/// signatures from the store, then the tool it declares against its name.
 fn verify(dir: Option<&Path>, config: Option<&Path>) -> Result<ExitCode> {
     let config = load_config(config)?;
     let policy = policy(&config)?;
     let store = Store::new(&plugin_dir(dir, &config));
+    let lock_path = store.lock_path();
     let mut failed = false;
-    let lock = harmonia_registry::LockFile::read(&store.lock_path())?;
+    let lock = harmonia_registry::LockFile::read(&lock_path)?;
     for entry in &lock.plugins {
-        match store.verify(entry, &policy, harmonia_registry::store::MAX_COMPONENT_BYTES) {
+        let verified = store.verify(entry, &policy, harmonia_registry::store::MAX_COMPONENT_BYTES).and_then(
+            |verified| {
+                let declared = declared::declared_by(
+                    &|bytes: &[u8]| declared_tool(&config, bytes, &entry.reference),
+                    &entry.reference,
+                    &verified.bytes,
+                )?;
+                declared::check(&entry.name, &entry.reference, &declared, NameCheck::Lock(&lock_path))?;
+                Ok(verified)
+            },
+        );
+        match verified {
             Ok(verified) => outln!(
                 "ok {} {} signer {}",
                 entry.name,

@@ -1,6 +1,7 @@
 //! `harmonia review --trace F --answer F [--out FILE]`: the review page of
 //! `harmonia-review`, one self-contained HTML file showing why the answer
-//! was accepted or refused.
+//! was accepted or refused, at most 4 × the trace and answer (as compact
+//! JSON) + 256 KiB, whatever they hold (`harmonia_review::bound`).
 //!
 //! The files are read, the seal checked and the verdict reached exactly as
 //! `harmonia validate` does (its bounded readers and its trust: `--public-key`,
@@ -35,8 +36,9 @@ pub fn run(request: &Request<'_>, trust: &Trust<'_>) -> Result<ExitCode> {
     let skills = load_skills(request.skills)?;
     let mode = if request.submission { Mode::Submission } else { Mode::Review };
     let verification = validate::verification(&document, trust)?;
+    let input = harmonia_review::input_bytes(&document, &answer);
     let (page, verdict) =
-        harmonia_review::review_with_verdict(&document, verification, &answer, &skills, mode, None);
+        harmonia_review::review_with_verdict(&document, verification, &answer, &skills, mode, None, input);
     let summary = match (verdict.accepted, verdict.rule) {
         (true, _) => "accepted".to_owned(),
         (false, rule) => format!(

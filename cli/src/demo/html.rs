@@ -42,6 +42,7 @@ impl Pages {
             verdict,
             skills,
             mode: scenario.mode,
+            input_bytes: harmonia_review::input_bytes(&document, &scenario.answer),
         });
         let file = format!("{}.html", scenario.slug);
         std::fs::write(self.dir.join(&file), page)

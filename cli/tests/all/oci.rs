@@ -103,6 +103,18 @@ fn component_file(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// The tool a component declares, as `harmonia plugin pull` reads it
+/// (what a pull compares the lock name with).
+fn describe(bytes: &[u8]) -> Result<String, String> {
+    let mut config = HostConfig::default();
+    config.cache.dir = Some(std::env::temp_dir().join("harmonia-oci-tests-cache"));
+    harmonia_host::inspect::declared_tool(
+        &config,
+        bytes,
+        harmonia_host::plugin::PluginOrigin::Oci("test".into()),
+    )
+}
+
 fn harmonia(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_harmonia"));
     command.args(args).env_remove("HARMONIA_CONFIG").env_remove("HARMONIA_LOG").env_remove("RUST_LOG");
@@ -200,14 +212,20 @@ fn a_tag_moved_after_locking_is_never_followed() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-moved");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/t:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let first = component("get_job_status");
     let locked = block_on(async {
         client.push(&reference, &first).await.unwrap();
-        client.pull(&reference, "t", &store, &TrustPolicy::default(), false).await.unwrap()
+        client
+            .pull(&reference, "get_job_status", &store, &TrustPolicy::default(), false, &describe)
+            .await
+            .unwrap()
     });
-    let moved = block_on(client.push(&reference, &component("suggest_posting_windows"))).unwrap();
+    // The next version: the same tool, other bytes (a custom section added).
+    let mut next = first.clone();
+    next.extend_from_slice(&[0, 5, 4, b'n', b'e', b'x', b't']);
+    let moved = block_on(client.push(&reference, &next)).unwrap();
     assert_ne!(moved, locked.manifest_digest);
 
     let host = Host::new(config_for(dir.path(), false, &[])).unwrap();
@@ -215,7 +233,14 @@ fn a_tag_moved_after_locking_is_never_followed() {
     assert_eq!(info.descriptor.name, "get_job_status");
     assert_eq!(format!("sha256:{}", info.sha256), locked.layer_digest.to_string());
 
-    let again = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), false));
+    let again = block_on(client.pull(
+        &reference,
+        "get_job_status",
+        &store,
+        &TrustPolicy::default(),
+        false,
+        &describe,
+    ));
     match again {
         Err(RegistryError::TagMoved { locked: was, now, .. }) => {
             assert_eq!(was, locked.manifest_digest);
@@ -223,9 +248,19 @@ fn a_tag_moved_after_locking_is_never_followed() {
         }
         other => panic!("expected TagMoved, got {other:?}"),
     }
-    assert_eq!(LockFile::read(&store.lock_path()).unwrap().get("t").unwrap(), &locked);
-    let updated = block_on(client.pull(&reference, "t", &store, &TrustPolicy::default(), true)).unwrap();
+    assert_eq!(LockFile::read(&store.lock_path()).unwrap().get("get_job_status").unwrap(), &locked);
+    let updated =
+        block_on(client.pull(&reference, "get_job_status", &store, &TrustPolicy::default(), true, &describe))
+            .unwrap();
     assert_eq!(updated.manifest_digest, moved);
+
+    // A tag moved to another tool: even --update keeps the lock as it is.
+    let other = block_on(client.push(&reference, &component("suggest_posting_windows"))).unwrap();
+    let refused =
+        block_on(client.pull(&reference, "get_job_status", &store, &TrustPolicy::default(), true, &describe));
+    assert!(matches!(refused, Err(RegistryError::NotTheDeclaredTool { .. })), "{refused:?}");
+    let kept = LockFile::read(&store.lock_path()).unwrap().get("get_job_status").unwrap().clone();
+    assert_eq!((kept.manifest_digest, other == moved), (moved, false));
 }
 
 /// Hostile: a signature by a key the policy does not trust is refused on
@@ -236,7 +271,7 @@ fn a_signature_by_an_untrusted_key_is_refused() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-untrusted");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
     let trusted = PrivateKey::generate(Algorithm::Ed25519).unwrap();
@@ -245,14 +280,15 @@ fn a_signature_by_an_untrusted_key_is_refused() {
         client.sign(&reference, &stranger).await.unwrap();
     });
     let policy = TrustPolicy::with_keys(true, vec![trusted.public().clone()]);
-    let pulled = block_on(client.pull(&reference, "jobs", &store, &policy, false));
+    let pulled = block_on(client.pull(&reference, "get_job_status", &store, &policy, false, &describe));
     assert_eq!(refusal(pulled), Refusal::UntrustedKey { count: 1 });
     assert!(!store.lock_path().exists(), "nothing is locked");
 
     // Signed by the trusted key too: the pull succeeds, and the trusted
     // signer is recorded.
     block_on(client.sign(&reference, &trusted)).unwrap();
-    let entry = block_on(client.pull(&reference, "jobs", &store, &policy, false)).unwrap();
+    let entry =
+        block_on(client.pull(&reference, "get_job_status", &store, &policy, false, &describe)).unwrap();
     assert_eq!(entry.signer.as_deref(), Some(trusted.public().fingerprint()));
     let key_file = write_key(dir.path(), "trusted", &trusted);
     Host::new(config_for(dir.path(), true, &[key_file])).unwrap();
@@ -269,6 +305,116 @@ fn a_signature_by_an_untrusted_key_is_refused() {
     let third_file = write_key(dir.path(), "third", &third);
     let reason = unverified(Host::new(config_for(dir.path(), true, &[third_file])));
     assert!(reason.contains("verify with no key trusted"), "{reason}");
+}
+
+/// The trust config of the two tests below: `tools/*` of `registry`
+/// trusts `tools.pub`, the plugin `get_job_status` only `jobs.pub`.
+fn trust_by_tool(dir: &Path, registry: &str) -> PathBuf {
+    let config = dir.join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins]\nbuiltin = false\nlock = \"plugins/plugins.lock\"\n[plugins.trust]\nrequire_signatures = true\n\
+             [plugins.trust.repositories.\"{registry}/tools/*\"]\nkeys = [\"tools.pub\"]\n\
+             [plugins.trust.plugins.get_job_status]\nkeys = [\"jobs.pub\"]\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// Hostile: `[plugins.trust.plugins.get_job_status]` lets only `jobs.pub`
+/// sign `get_job_status`. A component whose descriptor says
+/// `get_job_status`, signed only by the key trusted for `tools/*`, is
+/// pushed as `tools/weekly_digest`: pulled without `--name` it would be
+/// locked as `weekly_digest`, judged by the `tools/*` rule, and serve
+/// `get_job_status`. Refused at pull, naming both names and the fix,
+/// nothing locked; pulled as `--name get_job_status`, its own rule
+/// decides and refuses the signature; once `jobs.pub` signed it too, it
+/// is pulled, verified and loaded. Held by `store::check_declared` in
+/// `Client::pull`.
+#[test]
+fn a_component_declaring_another_tool_than_its_lock_name_is_refused_at_pull() {
+    let registry = Registry::start();
+    let dir = TempDir::new("oci-declared-pull");
+    for key in ["tools", "jobs"] {
+        succeed(harmonia(&["plugin", "keygen", "--out"]).arg(dir.path().join(key)));
+    }
+    let reference = registry.reference("tools/weekly_digest:v1");
+    succeed(harmonia(&["plugin", "push"]).arg(component_file(dir.path(), "get_job_status")).arg(&reference));
+    succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(dir.path().join("tools.key")));
+    let config = trust_by_tool(dir.path(), &format!("127.0.0.1:{}", registry.port));
+    let pull = |extra: &[&str]| {
+        harmonia(&["plugin", "pull", &reference, "--config"]).arg(&config).args(extra).output().unwrap()
+    };
+
+    let output = pull(&[]);
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    for named in ["`weekly_digest`", "`get_job_status`", "--name get_job_status"] {
+        assert!(shown.contains(named), "the refusal does not name {named}: {shown}");
+    }
+    assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked: {shown}");
+
+    let output = pull(&["--name", "get_job_status"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("verify with no key trusted"), "{}", text(&output));
+    assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked");
+
+    succeed(harmonia(&["plugin", "sign", &reference, "--key"]).arg(dir.path().join("jobs.key")));
+    let pulled = succeed(
+        harmonia(&["plugin", "pull", &reference, "--name", "get_job_status", "--config"]).arg(&config),
+    );
+    assert!(pulled.contains("locked get_job_status"), "{pulled}");
+    succeed(harmonia(&["plugin", "verify", "--config"]).arg(&config));
+    let host = Host::new(HostConfig::from_file(&config).unwrap()).unwrap();
+    assert!(host.descriptor("get_job_status").is_some());
+}
+
+/// Hostile: a lock an earlier harmonia wrote after such a pull:
+/// `weekly_digest`, signed by the key trusted for `tools/*`, whose
+/// component declares `get_job_status`, which only `jobs.pub` may sign.
+/// `plugin verify` refuses it and the host refuses to load it, each
+/// naming both names and how to fix the lock. Held by
+/// `store::check_declared` in `plugin verify` and in the host's load.
+#[test]
+fn a_lock_entry_named_for_another_tool_than_its_component_is_refused_at_verify_and_load() {
+    use harmonia_registry::cosign::payload;
+    let dir = TempDir::new("oci-declared-lock");
+    let tools = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    write_key(dir.path(), "tools", &tools);
+    write_key(dir.path(), "jobs", &PrivateKey::generate(Algorithm::EcdsaP256).unwrap());
+    let config = trust_by_tool(dir.path(), "127.0.0.1:5000");
+    let store = Store::new(&dir.path().join("plugins"));
+    let real = component("get_job_status");
+    let manifest =
+        Manifest::for_component(&harmonia_registry::manifest::wasm_config(&real), &real).to_bytes();
+    let (manifest_digest, layer_digest) = (store.write(&manifest).unwrap(), store.write(&real).unwrap());
+    let signed = payload("127.0.0.1:5000/tools/weekly_digest", &manifest_digest);
+    let signature = base64::engine::general_purpose::STANDARD.encode(tools.sign(&signed));
+    store.write_signatures(&manifest_digest, &[StoredSignature::new(&signed, &signature)]).unwrap();
+    let mut lock = LockFile::default();
+    lock.upsert(harmonia_registry::LockEntry {
+        name: "weekly_digest".into(),
+        reference: "oci://127.0.0.1:5000/tools/weekly_digest:v1".into(),
+        manifest_digest,
+        layer_digest,
+        signer: Some(tools.public().fingerprint().to_owned()),
+    });
+    lock.write(&store.lock_path()).unwrap();
+    let fix = ["`weekly_digest`", "`get_job_status`", "--name get_job_status", "plugins.lock"];
+
+    let output = harmonia(&["plugin", "verify", "--config"]).arg(&config).output().unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    for named in fix {
+        assert!(shown.contains(named), "verify does not name {named}: {shown}");
+    }
+
+    let reason = unverified(Host::new(HostConfig::from_file(&config).unwrap()));
+    for named in fix {
+        assert!(reason.contains(named), "the load does not name {named}: {reason}");
+    }
 }
 
 /// Hostile: a valid signature by a trusted key, over another digest,
@@ -295,7 +441,14 @@ fn a_valid_signature_over_another_digest_is_refused() {
         (signed_digest, target_digest)
     });
     let policy = TrustPolicy::with_keys(true, vec![key.public().clone()]);
-    match refusal(block_on(client.pull(&target, "a", &store, &policy, false))) {
+    match refusal(block_on(client.pull(
+        &target,
+        "suggest_posting_windows",
+        &store,
+        &policy,
+        false,
+        &describe,
+    ))) {
         Refusal::OtherDigest { signed, expected, .. } => {
             assert_eq!(signed, signed_digest.to_string());
             assert_eq!(expected, target_digest.to_string());
@@ -314,7 +467,7 @@ fn a_swapped_component_never_runs_even_from_the_cache() {
     let registry = Registry::start();
     let dir = TempDir::new("oci-swapped");
     let store = Store::new(dir.path());
-    let reference = parse(&registry.reference("tools/jobs:v1"));
+    let reference = parse(&registry.reference("tools/get_job_status:v1"));
     let client = client(&reference);
     let key = PrivateKey::generate(Algorithm::Ed25519).unwrap();
     let entry = block_on(async {
@@ -323,10 +476,11 @@ fn a_swapped_component_never_runs_even_from_the_cache() {
         client
             .pull(
                 &reference,
-                "jobs",
+                "get_job_status",
                 &store,
                 &TrustPolicy::with_keys(true, vec![key.public().clone()]),
                 false,
+                &describe,
             )
             .await
     })
@@ -399,10 +553,11 @@ fn fake_pull(
     let reference = fake.reference();
     let result = block_on(short_client(&reference, deadline).pull(
         &reference,
-        "t",
+        "get_job_status",
         &Store::new(dir.path()),
         &TrustPolicy::default(),
         false,
+        &describe,
     ));
     (result, dir)
 }
@@ -600,6 +755,80 @@ fn a_redirect_to_another_host_is_refused_unless_allowed_and_never_gets_credentia
     );
 }
 
+/// Hostile: a registry whose name only starts like a loopback address
+/// (`127.evil.example`) is not loopback. It is reached over HTTPS only, so
+/// neither a request nor the Docker config's credentials for it travel
+/// over plain HTTP. The scripted server stands as the plain-HTTP proxy
+/// (`HTTP_PROXY`) every plain-HTTP request would go through: it sees
+/// none. Held by `OciReference::is_loopback` reading an IP address (or
+/// `localhost`), and `Reader::new` refusing plain HTTP to anything else.
+#[test]
+fn a_name_that_only_looks_loopback_is_never_fetched_over_plain_http_nor_given_credentials() {
+    const PASSWORD: &str = "s3cret-not-loopback";
+    let proxy = Loopback::start();
+    let dir = TempDir::new("oci-not-loopback");
+    for registry in ["127.evil.example", "127.0.0.1.evil.example:5000", "localhost.evil.example"] {
+        let docker = docker_config(dir.path(), registry, "ci", PASSWORD);
+        let mut command = harmonia(&["plugin", "pull", &format!("oci://{registry}/tools/t:v1"), "--dir"]);
+        command.arg(dir.path().join("plugins")).env("DOCKER_CONFIG", &docker);
+        for name in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"] {
+            command.env_remove(name);
+        }
+        let output =
+            command.env("HTTP_PROXY", proxy.base_url()).env("http_proxy", proxy.base_url()).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{registry}: {}", text(&output));
+        assert!(!text(&output).contains(PASSWORD), "{}", text(&output));
+        assert!(!dir.path().join("plugins/plugins.lock").exists(), "nothing locked");
+    }
+    let sent = proxy.requests();
+    assert!(
+        sent.is_empty(),
+        "plain HTTP went out (with credentials: {}): {sent:?}",
+        sent.iter().any(|request| request.headers.contains_key("authorization"))
+    );
+}
+
+/// Hostile: a registry whose challenge sends the token exchange, and with
+/// it the Docker config's credentials, to a plain-HTTP realm on another
+/// host (`Bearer realm="http://token.evil.example/token"`). Refused
+/// before the credentials go anywhere: the plain-HTTP proxy every request
+/// to that realm would go through sees none. (The registry itself is on
+/// loopback, so it is reached over plain HTTP and kept off the proxy.)
+/// Held by `Client::authenticate`'s look at the challenge
+/// (`challenge::plain_http_realm`) before the client's token exchange.
+#[test]
+fn credentials_are_never_sent_to_a_plain_http_token_realm() {
+    const PASSWORD: &str = "s3cret-for-the-token-service";
+    let fake = Fake::start();
+    let challenge = r#"www-authenticate: Bearer realm="http://token.evil.example/token",service="fake""#;
+    fake.server.route("/v2/", Reply::Raw(401, vec![challenge.into()], b"{}".to_vec()));
+    let proxy = Loopback::start();
+    let dir = TempDir::new("oci-plain-realm");
+    let docker = docker_config(dir.path(), &fake.host(), "ci", PASSWORD);
+    let mut command = harmonia(&["plugin", "pull", &fake.reference().to_string(), "--dir"]);
+    command.arg(dir.path().join("plugins")).env("DOCKER_CONFIG", &docker);
+    for name in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+        command.env_remove(name);
+    }
+    let output = command
+        .env("HTTP_PROXY", proxy.base_url())
+        .env("http_proxy", proxy.base_url())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(!shown.contains(PASSWORD), "{shown}");
+    let sent = proxy.requests();
+    assert!(
+        sent.is_empty(),
+        "the token exchange went out over plain HTTP (with credentials: {}): {sent:?}",
+        sent.iter().any(|request| request.headers.contains_key("authorization"))
+    );
+    assert!(shown.contains("token.evil.example") && shown.contains("plain HTTP"), "{shown}");
+}
+
 /// Hostile: the manifest itself redirected to another host, or around in
 /// a loop on the registry. Both refused with the typed error, nothing
 /// read from the other host.
@@ -626,6 +855,94 @@ fn a_manifest_redirected_off_the_registry_or_in_a_loop_is_refused() {
     let error = result.unwrap_err();
     assert!(matches!(error, RegistryError::Redirect { .. }), "{error}");
     assert!(error.to_string().contains("redirects"), "{error}");
+}
+
+/// Hostile: anyone who can attach a signature puts, ahead of the one
+/// trusted signature, a layer that is not a descriptor, a layer named
+/// `sha256:zz`, one whose payload the registry does not have, one
+/// declared past the payload bound, one whose payload is not its digest's
+/// bytes, and 32 signatures by keys nobody trusts. The pull still finds
+/// and accepts the trusted signature, and warns once per layer it
+/// skipped, naming it. Held by `signature_layers::examined` (a malformed
+/// layer is skipped, not fatal, within `MAX_SIGNATURE_LAYERS`) and by
+/// `Client::signatures` skipping a payload it cannot read.
+#[test]
+fn malformed_and_untrusted_signatures_ahead_of_a_trusted_one_do_not_block_the_pull() {
+    use harmonia_registry::cosign::{
+        SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, payload, signature_tag,
+    };
+    let fake = Fake::start();
+    let real = component("get_job_status");
+    let manifest = Manifest::for_component(b"{}", &real);
+    let digest = Digest::of(&manifest.to_bytes());
+    fake.serve(&manifest, &Digest::of(&real), Reply::Raw(200, Vec::new(), real.clone()));
+    let reference = fake.reference();
+    let signed = payload(&reference.repository_path(), &digest);
+    fake.server.route(
+        &format!("/v2/tools/t/blobs/{}", Digest::of(&signed)),
+        Reply::Raw(200, Vec::new(), signed.clone()),
+    );
+    let layer = |key: &PrivateKey| {
+        let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&signed));
+        serde_json::json!({"mediaType": SIMPLE_SIGNING_MEDIA_TYPE, "digest": Digest::of(&signed).as_str(),
+            "size": signed.len(), "annotations": {SIGNATURE_ANNOTATION: signature}})
+    };
+    let trusted = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let stranger = PrivateKey::generate(Algorithm::EcdsaP256).unwrap();
+    let (missing, forged) = (Digest::of(b"no such payload"), Digest::of(b"forged payload"));
+    fake.server.route(&format!("/v2/tools/t/blobs/{forged}"), Reply::Raw(200, Vec::new(), signed.clone()));
+    let malformed = |digest: &str, size: u64| {
+        let mut layer = layer(&trusted);
+        layer["digest"] = serde_json::json!(digest);
+        layer["size"] = serde_json::json!(size);
+        layer
+    };
+    let mut layers = vec![
+        serde_json::json!({"mediaType": 5, "digest": ["not", "a", "digest"]}),
+        malformed("sha256:zz", 10),
+        malformed(missing.as_str(), 10),
+        malformed(Digest::of(&signed).as_str(), 1 << 40),
+        malformed(forged.as_str(), signed.len() as u64),
+    ];
+    layers.extend((0..32).map(|_| layer(&stranger)));
+    layers.push(layer(&trusted));
+    let config = serde_json::to_vec(&serde_json::json!({})).unwrap();
+    let signatures = serde_json::json!({"schemaVersion": 2,
+        "mediaType": harmonia_registry::manifest::OCI_MANIFEST_MEDIA_TYPE,
+        "config": {"mediaType": harmonia_registry::manifest::OCI_CONFIG_MEDIA_TYPE,
+                   "digest": Digest::of(&config).as_str(), "size": config.len()},
+        "layers": layers});
+    fake.server.route(
+        &format!("/v2/tools/t/manifests/{}", signature_tag(&digest)),
+        Reply::Raw(200, manifest_headers(), serde_json::to_vec(&signatures).unwrap()),
+    );
+
+    let dir = TempDir::new("oci-poisoned");
+    let key = write_key(dir.path(), "ci", &trusted);
+    let config = dir.path().join("harmonia.toml");
+    std::fs::write(
+        &config,
+        format!("[plugins.trust]\nrequire_signatures = true\nkeys = [\"{}\"]\n", key.display()),
+    )
+    .unwrap();
+    let output = harmonia(&["plugin", "pull", &reference.to_string(), "--name", "get_job_status", "--dir"])
+        .arg(dir.path().join("plugins"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(shown.contains(&format!("signer {}", trusted.public().fingerprint())), "{shown}");
+    for named in ["sha256:zz", missing.as_str(), "1099511627776", forged.as_str(), "layer 1"] {
+        assert!(shown.contains(named), "no warning names {named}: {shown}");
+    }
+    let lock = LockFile::read(&dir.path().join("plugins/plugins.lock")).unwrap();
+    let entry = lock.get("get_job_status").expect("locked");
+    assert_eq!(entry.signer.as_deref(), Some(trusted.public().fingerprint()));
+    // The load reads the stored signatures: the trusted one verifies there too.
+    let host = Host::new(config_for(&dir.path().join("plugins"), true, &[key])).unwrap();
+    assert!(host.descriptor("get_job_status").is_some());
 }
 
 /// Bad input: every malformed reference is a one-line usage error.
@@ -669,7 +986,14 @@ fn the_signer_is_in_every_sealed_tool_call_and_validate_can_require_it() {
         client.push(&reference, &component("get_job_status")).await.unwrap();
         client.sign(&reference, &key).await.unwrap();
         client
-            .pull(&reference, "get_job_status", &Store::new(&dir.path().join("plugins")), &policy, false)
+            .pull(
+                &reference,
+                "get_job_status",
+                &Store::new(&dir.path().join("plugins")),
+                &policy,
+                false,
+                &describe,
+            )
             .await
     })
     .unwrap();

@@ -13,6 +13,20 @@
 //! `Retry-After` at once, its body unread (the connection then closes or
 //! is drained, as `unread_body` says), while other credentials' requests
 //! are served.
+//!
+//! A review page (`POST /v1/review`) is not counted on its own: it is
+//! bounded instead, by the body the budget counted. The page is at most
+//! 4 × the body + 256 KiB (`harmonia_review::bound`, sized by the body's
+//! length), and it is built while the request still holds its body's KiB,
+//! so what a review holds while it is judged and written is a fixed
+//! multiple of what its credential's share and the server's already
+//! hold for it (a 1 MiB body: a page of at most 4.25 MiB, where an
+//! unbounded one reached 97 MiB). The page is sent after the KiB are
+//! given back; the pages on their way are then bounded by the
+//! connections (`limits.max_connections`, and a credential's share) and
+//! by `limits.write_stall_s`, which closes a connection whose client stops
+//! reading. Counting the page itself would take a second, larger hold per
+//! review for no tighter bound.
 
 use super::{App, Unavailable};
 use crate::auth::Principal;

@@ -107,7 +107,8 @@ pub(crate) async fn serve(
 fn refusal_bytes(retry_after_s: u64) -> Arc<[u8]> {
     let body = serde_json::json!({"error": Unavailable::TooManyConnections.message()}).to_string();
     format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: {retry_after_s}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\n\
+         retry-after: {retry_after_s}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()

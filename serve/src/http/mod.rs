@@ -19,7 +19,9 @@
 //!   credential unless `[metrics] require_token` (absent when
 //!   `[metrics] enabled = false`).
 //!
-//! Every request first passes the `Host` and `Origin` checks ([`origin`]:
+//! Every answer, on every route and for every error, says
+//! `X-Content-Type-Options: nosniff` (the outermost layer, and the
+//! listener's refusal). Every request first passes the `Host` and `Origin` checks ([`origin`]:
 //! 403 otherwise). Every other request than the health probes and an open
 //! `/metrics` needs `Authorization: Bearer`: without a valid one it gets
 //! 401 with `WWW-Authenticate` and never reaches MCP handling; the failure
@@ -239,6 +241,16 @@ async fn admit(app: &Arc<App>, request: Request, next: Next) -> Response {
     }
 }
 
+/// The outermost layer: every answer, whatever the route or the error,
+/// says `X-Content-Type-Options: nosniff`, so no browser reads it as
+/// another type than it says (a review page as anything but HTML, a JSON
+/// error as HTML). The listener's refusal of a connection past the bound
+/// carries it too ([`listener`]).
+async fn nosniff(mut response: Response) -> Response {
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
 /// Where RFC 9728 puts the protected-resource metadata.
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
@@ -392,6 +404,7 @@ impl HttpServer {
             .merge(open)
             .merge(protected)
             .layer(middleware::from_fn_with_state(Arc::clone(&app), bound))
+            .layer(middleware::map_response(nosniff))
             .with_state(Arc::clone(&app));
         Self { router, app, cancel }
     }

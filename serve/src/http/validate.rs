@@ -18,6 +18,10 @@
 //!   credential sending many cannot push another's to the back.
 //! - Each validation draws from the credential's rate bucket like a tool
 //!   call (429 with `Retry-After` past it).
+//! - A review page is at most 4 × the request's body + 256 KiB, whatever
+//!   the body holds (`harmonia_review::bound`, sized by the body's
+//!   length); `body_budget` says why that bound, not a count of its own,
+//!   keeps its memory within the body budget.
 
 use super::{App, Unavailable};
 use crate::auth::Principal;
@@ -131,7 +135,8 @@ fn too_many_requests(wait: std::time::Duration) -> Response {
 fn review(app: &App, body: &[u8]) -> Result<String, String> {
     let Judging { document, answer, mode } = read_request(body)?;
     let verification = document.verify(&app.state.trace_key);
-    Ok(harmonia_review::review_page(&document, verification, &answer, app.state.liaison().skills(), mode))
+    let liaison = app.state.liaison();
+    Ok(harmonia_review::review_page(&document, verification, &answer, liaison.skills(), mode, body.len()))
 }
 
 /// `POST /v1/validate`.

@@ -3,13 +3,15 @@
 //! ([`telemetry`]), the OAuth resource metadata ([`oauth`]) and scopes
 //! ([`scopes`]), the server under a hostile client ([`adversary`]), guarded
 //! sessions on the stateless revision ([`stateless`]), skills through
-//! the skills extension ([`skills_extension`]), and the plugin set
-//! reloaded under load ([`reload`]).
+//! the skills extension ([`skills_extension`]), the plugin set
+//! reloaded under load ([`reload`]), and what every answer carries and a
+//! review page costs ([`responses`]).
 
 mod adversary;
 mod metrics;
 mod oauth;
 mod reload;
+mod responses;
 mod scopes;
 mod skills_extension;
 mod stateless;

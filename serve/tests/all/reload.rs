@@ -310,6 +310,15 @@ fn a_reloads_new_tools_are_published_as_oauth_scopes() {
 
 /// Lock `guests` into `store` as a pull leaves them, each signed by its
 /// key.
+/// The tool a test guest declares: its lock entry's name.
+fn declared(guest: &str) -> &'static str {
+    match guest {
+        "testing-trivial" => "trivial_probe",
+        "testing-simple-text" => "test_simple_text",
+        other => panic!("which tool does {other} declare?"),
+    }
+}
+
 fn lock(store: &Store, guests: &[(&str, &PrivateKey)]) {
     use base64::Engine as _;
     let mut lock = LockFile::default();
@@ -325,7 +334,7 @@ fn lock(store: &Store, guests: &[(&str, &PrivateKey)]) {
             .write_signatures(&manifest_digest, &[cosign::StoredSignature::new(&payload, &signature)])
             .unwrap();
         lock.upsert(LockEntry {
-            name: (*guest).to_owned(),
+            name: declared(guest).to_owned(),
             reference: format!("oci://{repository}@{manifest_digest}"),
             manifest_digest,
             layer_digest,
@@ -375,7 +384,8 @@ fn a_lock_naming_a_bad_signature_or_digest_leaves_the_old_set_serving_and_is_cou
 
     // Trusted, but the stored component is not the bytes the lock pins.
     lock(&store, &[("testing-trivial", &trusted), ("testing-simple-text", &trusted)]);
-    let entry = LockFile::read(&store.lock_path()).unwrap().get("testing-simple-text").unwrap().clone();
+    let entry =
+        LockFile::read(&store.lock_path()).unwrap().get(declared("testing-simple-text")).unwrap().clone();
     let blob = plugins.path().join("oci/sha256").join(entry.layer_digest.hex());
     std::fs::write(&blob, std::fs::read(guest_path("testing-trivial")).unwrap()).unwrap();
     let status = reloading.reload();
