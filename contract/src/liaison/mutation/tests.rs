@@ -264,3 +264,65 @@ fn the_validator_accepts_a_quoted_title_the_tool_returned() {
     let verdict = validate(&trace, &answer, &skills, Mode::Review);
     assert_eq!(verdict.rule, Some(RuleCode::MutationClaim), "{verdict:?}");
 }
+
+/// The validator's throughput over the evaluation catalogue, and rule 7's
+/// checks alone over the same answers' fields, in a release build:
+/// `cargo test --release -p harmonia-contract --lib rule_7_throughput --
+/// --ignored --nocapture`. Timing only: it asserts nothing but that the
+/// catalogue was read (a debug build or a busy machine says nothing).
+#[test]
+#[ignore = "timing: run in release with --ignored --nocapture"]
+fn rule_7_throughput() {
+    let window = std::time::Duration::from_secs(3);
+    let skills = SkillSet::builtin();
+    let mut cases = Vec::new();
+    for entry in std::fs::read_dir(repository().join("tests/catalogue")).unwrap().filter_map(Result::ok) {
+        if !entry.path().join("answer.json").is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.path().join("expected.json")).unwrap())
+                .unwrap();
+        let mode = if expected["mode"] == "submission" { Mode::Submission } else { Mode::Review };
+        let (trace, answer) = catalogue_case(&name);
+        cases.push((trace, answer, mode));
+    }
+    assert!(cases.len() >= 30, "{} catalogue answers", cases.len());
+    let fields: Vec<String> = cases
+        .iter()
+        .flat_map(|(_, answer, _)| {
+            let claims = answer["claims"].as_array().into_iter().flatten().map(|claim| &claim["text"]);
+            let notes = answer["uncertainty"].as_array().into_iter().flatten();
+            std::iter::once(&answer["answer"]).chain(claims).chain(notes)
+        })
+        .filter_map(|field| field.as_str().map(str::to_owned))
+        .collect();
+    let rate = |run: &dyn Fn()| {
+        let started = std::time::Instant::now();
+        let mut rounds = 0u32;
+        while started.elapsed() < window {
+            run();
+            rounds += 1;
+        }
+        f64::from(rounds) / started.elapsed().as_secs_f64()
+    };
+    let verdicts = rate(&|| {
+        for (trace, answer, mode) in &cases {
+            std::hint::black_box(validate(trace, answer, &skills, *mode));
+        }
+    }) * cases.len() as f64;
+    let effects = rate(&|| {
+        for field in &fields {
+            std::hint::black_box(find_in(field, &Context::default()));
+        }
+    }) * cases.len() as f64;
+    let language = rate(&|| {
+        for field in &fields {
+            std::hint::black_box(find_foreign(field, &[]));
+        }
+    }) * cases.len() as f64;
+    println!("catalogue ({} answers): {verdicts:.0} verdicts/s", cases.len());
+    println!("on the same answers' {} fields alone:", fields.len());
+    println!("  effect detector: {effects:.0} answers/s; language check: {language:.0} answers/s");
+}
