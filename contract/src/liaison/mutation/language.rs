@@ -16,15 +16,18 @@
 //!   language named by `whatlang`, reliable on scripts);
 //! - a stretch where English function words or endings make up a fifth of
 //!   the words is English, without asking the identifier (most stretches);
-//! - any other stretch, one word or many, is foreign when the identifier
+//! - any other stretch, one word or many, is foreign when most of its
+//!   words (two or more) are not English (`words`), or when the identifier
 //!   (`lingua`, reliable on short text) names another language first, at
-//!   least [`MIN_LEAD`] times as confident as it is of English.
+//!   least [`MIN_LEAD`] times as confident as it is of English, and one of
+//!   its words is not English ("Engagement" alone reads as French).
 //!
 //! `lingua` carries only the models of [`MODELS`] (each model is about 5
 //! MB of the binary): English and the languages an answer is most likely
 //! to slip into. A language without a model is read as the nearest one
 //! that has one, so it is still refused, under that neighbour's name.
 
+use super::words;
 use lingua::{Language, LanguageDetector, LanguageDetectorBuilder};
 use std::sync::LazyLock;
 use unicode_normalization::UnicodeNormalization;
@@ -267,12 +270,23 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     }
     let text = words.join(" ");
     let confidences = DETECTOR.compute_language_confidence_values(text.as_str());
-    let (top, confidence) = *confidences.first()?;
-    let english = confidences.iter().find(|(language, _)| *language == Language::English).map_or(0.0, |c| c.1);
-    if top == Language::English || confidence < MIN_LEAD * english {
+    let &(top, confidence) = confidences.first()?;
+    let english =
+        confidences.iter().find(|(language, _)| *language == Language::English).map_or(0.0, |c| c.1);
+    let unknown = words.iter().filter(|word| !words::is_english(word.trim_matches(['\'', '-']))).count();
+    // Most words unknown to English is foreign whatever the identifier
+    // says (a language without a model may read as English); otherwise the
+    // identifier must lead, and some word must be unknown: "Engagement"
+    // and "Hello" alone read as French and Italian.
+    let mostly_unknown = words.len() >= 2 && 2 * unknown > words.len();
+    let led = top != Language::English && confidence >= MIN_LEAD * english && unknown > 0;
+    if !mostly_unknown && !led {
         return None;
     }
-    let language = MODELS.iter().find(|(model, _)| *model == top).map_or("another language", |(_, name)| name);
+    let top =
+        confidences.iter().map(|(language, _)| *language).find(|language| *language != Language::English);
+    let language =
+        MODELS.iter().find(|(model, _)| Some(*model) == top).map_or("another language", |(_, name)| name);
     let phrase = words.iter().take(SHOWN_WORDS).cloned().collect::<Vec<_>>().join(" ");
     Some(Foreign { language, phrase })
 }
@@ -318,18 +332,112 @@ mod tests {
     #[ignore = "prints the identifier's reading of short English stretches"]
     fn short_english_stretches() {
         for text in [
-            "Sure", "Thanks", "Cheers", "Noted", "Nope", "Yep", "Update", "Summary", "Status", "Heads up",
-            "Regards", "Highlights", "Overall", "Verdict", "Recap", "Bottom line", "Next steps", "Details",
-            "Numbers", "Trend", "Signals", "Window", "Angle", "Results", "Caveat", "Context", "Sources",
-            "Pros", "Cons", "Hello", "Morning", "Great question", "Good news", "Bad news", "Quick recap",
-            "Short answer", "Long story short", "Confirmed", "Understood", "Got it", "Will do", "Sounds good",
-            "Hmm", "Oops", "Alright", "Fine", "Perfect", "Nice", "Wow", "Agreed", "Absolutely", "Definitely",
-            "Sorry", "Apologies", "Medium", "High", "Low", "None", "Pending", "Stale", "Fresh", "Current",
-            "Drafting", "Waiting", "Failed", "Active", "Top story", "Runner-up", "Likes", "Comments",
-            "Engagement", "Reach", "Impressions", "Best window", "Worst window", "Tuesday", "Weekend",
-            "Rotating keys", "Posting cadence", "Publishing", "Archive", "Drafts", "Receipts", "Merci",
-            "Hecho", "Fatto", "Klaar", "Erledigt", "Listo", "Hola", "Feito", "Fertig", "Terminé", "Voilà",
-            "Gracias", "Subido", "Postato", "Gepost", "Pronto", "Gedaan", "Fait", "Publié", "Envoyé",
+            "Sure",
+            "Thanks",
+            "Hello",
+            "Stale",
+            "Engagement",
+            "Cheers",
+            "Noted",
+            "Nope",
+            "Yep",
+            "Update",
+            "Summary",
+            "Status",
+            "Heads up",
+            "Regards",
+            "Highlights",
+            "Overall",
+            "Verdict",
+            "Recap",
+            "Bottom line",
+            "Next steps",
+            "Details",
+            "Numbers",
+            "Trend",
+            "Signals",
+            "Window",
+            "Angle",
+            "Results",
+            "Caveat",
+            "Context",
+            "Sources",
+            "Pros",
+            "Cons",
+            "Hello",
+            "Morning",
+            "Great question",
+            "Good news",
+            "Bad news",
+            "Quick recap",
+            "Short answer",
+            "Long story short",
+            "Confirmed",
+            "Understood",
+            "Got it",
+            "Will do",
+            "Sounds good",
+            "Hmm",
+            "Oops",
+            "Alright",
+            "Fine",
+            "Perfect",
+            "Nice",
+            "Wow",
+            "Agreed",
+            "Absolutely",
+            "Definitely",
+            "Sorry",
+            "Apologies",
+            "Medium",
+            "High",
+            "Low",
+            "None",
+            "Pending",
+            "Stale",
+            "Fresh",
+            "Current",
+            "Drafting",
+            "Waiting",
+            "Failed",
+            "Active",
+            "Top story",
+            "Runner-up",
+            "Likes",
+            "Comments",
+            "Engagement",
+            "Reach",
+            "Impressions",
+            "Best window",
+            "Worst window",
+            "Tuesday",
+            "Weekend",
+            "Rotating keys",
+            "Posting cadence",
+            "Publishing",
+            "Archive",
+            "Drafts",
+            "Receipts",
+            "Merci",
+            "Hecho",
+            "Fatto",
+            "Klaar",
+            "Erledigt",
+            "Listo",
+            "Hola",
+            "Feito",
+            "Fertig",
+            "Terminé",
+            "Voilà",
+            "Gracias",
+            "Subido",
+            "Postato",
+            "Gepost",
+            "Pronto",
+            "Gedaan",
+            "Fait",
+            "Publié",
+            "Envoyé",
         ] {
             let verdict = find_foreign(&format!("{text}."), &[]);
             let values = DETECTOR.compute_language_confidence_values(text.to_lowercase());

@@ -44,6 +44,7 @@ mod language;
 mod lexicon;
 mod normalize;
 mod roles;
+mod words;
 
 pub use deny::{Grounding, carried_states};
 pub use language::{Foreign, LanguageCheck, find_foreign};
