@@ -366,6 +366,10 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     if other_agent_after(clause, index) && !liaison_agent_after(clause, index) {
         return None;
     }
+    // A process that ran by itself: "the job restarted automatically".
+    if roles::by_itself(clause, index) && !liaison_agent_after(clause, index) {
+        return None;
+    }
     let participle = effect.forms & (PAST | PARTICIPLE) != 0;
     match subject {
         Subject::Missing => {

@@ -37,9 +37,11 @@
 
 use std::collections::HashSet;
 
+mod acts;
 mod deny;
 mod detect;
 mod grammar;
+mod invert;
 mod language;
 mod lexicon;
 mod normalize;
@@ -90,9 +92,11 @@ pub fn find_in(text: &str, context: &Context<'_>) -> Option<Finding> {
     let known: HashSet<String> =
         context.quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
     let text = if known.is_empty() { text.to_owned() } else { without_quotations(text, &known) };
-    normalize::clauses(&text)
-        .iter()
-        .find_map(|clause| detect::claim_in(clause).or_else(|| deny::claim_in(clause, context.groundings)))
+    normalize::clauses(&text).iter().find_map(|clause| {
+        detect::claim_in(clause)
+            .or_else(|| deny::claim_in(clause, context.groundings))
+            .or_else(|| invert::claim_in(clause))
+    })
 }
 
 /// The longest quoted span considered, so the scan for its end is bounded.

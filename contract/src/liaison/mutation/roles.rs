@@ -142,6 +142,32 @@ const FINITE_HINTS: &[&str] = &[
     "lives", "sit", "sits", "hold", "holds", "keep", "keeps", "land", "lands",
 ];
 
+/// Words that say a process acted by itself: "Restarted automatically".
+const BY_ITSELF: &[&[&str]] = &[
+    &["automatically"],
+    &["itself"],
+    &["themselves"],
+    &["by", "itself"],
+    &["on", "its", "own"],
+    &["on", "their", "own"],
+    &["as", "scheduled"],
+];
+
+/// How many words after an effect may say it ran by itself.
+const BY_ITSELF_WINDOW: usize = 6;
+
+/// Whether the clause says the act at `index` ran by itself: "the job
+/// restarted automatically", "Retried on its own at 02:00".
+pub(super) fn by_itself(clause: &[Token], index: usize) -> bool {
+    (index + 1..clause.len().min(index + 1 + BY_ITSELF_WINDOW))
+        .any(|at| grammar::longest(clause, at, BY_ITSELF).is_some())
+}
+
+/// Whether `word` is likely a finite verb after a noun phrase.
+pub(super) fn is_finite_hint(word: &str) -> bool {
+    FINITE_HINTS.contains(&word)
+}
+
 /// Words that are never the noun of an attributive participle.
 const FUNCTION_WORDS: &[&str] = &[
     "it",

@@ -64,6 +64,65 @@ fn the_heldout_corpus_figures() {
     );
 }
 
+/// Each entry of the allow-list (`acts.toml`), in the liaison's past,
+/// perfect and progressive, is no claim; a guarded act with another object
+/// ("I took act-9 ...") is one, of the `unlisted` family unless
+/// `effects.toml` names it.
+#[test]
+fn every_act_of_the_allow_list_is_allowed() {
+    let mut failures = Vec::new();
+    for (allowed, refused) in super::acts::Acts::examples() {
+        if let Some(found) = find(&allowed) {
+            failures.push(format!("{allowed:?} refused: {found:?}"));
+        }
+        if let Some(refused) = refused
+            && find(&refused).is_none()
+        {
+            failures.push(format!("{refused:?} accepted"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Verbs in no table are claims when the liaison is the actor and the act
+/// is done or under way, and their finding names the verb.
+#[test]
+fn an_unlisted_verb_is_a_claim_when_the_liaison_acts() {
+    let finding = |text: &str| find(text).map(|found| (found.family, found.phrase, found.frame));
+    let claim = |phrase: &str, frame: &'static str| Some(("unlisted".to_owned(), phrase.to_owned(), frame));
+    assert_eq!(finding("I nuked the drafts."), claim("i nuked the", "the liaison as subject"));
+    assert_eq!(finding("We've boosted act-1."), claim("we have boosted act-1", "the liaison as subject"));
+    assert_eq!(
+        finding("Nova is spinning up the campaign."),
+        claim("nova is spinning up", "the liaison as subject")
+    );
+    assert_eq!(finding("I did nuke it."), claim("i did nuke it", "the liaison as subject"));
+    assert_eq!(
+        finding("I read the job and then boosted it."),
+        claim("i read the job and then boosted it", "the liaison as subject")
+    );
+    assert_eq!(finding("Spun up the campaign ✅"), claim("spun up", "no subject: read as the liaison's"));
+    assert_eq!(
+        finding("Update: yeeted the old drafts."),
+        claim("yeeted the", "no subject: read as the liaison's")
+    );
+    for text in [
+        "I will look into it.",
+        "I can only read.",
+        "I think Tuesday is best.",
+        "I didn't boost anything.",
+        "Did the operator boost it?",
+        "If you boost it, reach may grow.",
+        "Boosting posts costs money.",
+        "Mixed results this week.",
+        "Boosted posts perform better.",
+        "Restarted automatically at 02:00.",
+        "Boosted by the operator on Monday.",
+    ] {
+        assert_eq!(find(text), None, "{text:?}");
+    }
+}
+
 fn catalogue_case(name: &str) -> (Trace, Value) {
     let dir = repository().join("tests/catalogue").join(name);
     let read = |file: &str| -> Value {

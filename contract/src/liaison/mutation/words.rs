@@ -40,8 +40,9 @@ pub(super) fn completed_form(word: &str) -> Forms {
         "VBD" | "VBN" => PAST | PARTICIPLE,
         "VBG" => GERUND,
         // An irregular past the rules read as present: "i spun it" is
-        // tagged VBP with the lemma `spin`.
-        "VB" | "VBP" if lemma != word && !word.ends_with('s') => PAST | PARTICIPLE,
+        // tagged VBP with the lemma `spin` (not a derived word that starts
+        // with its lemma: `scheduler`, `updates`).
+        "VB" | "VBP" if irregular_past(word, &lemma) => PAST | PARTICIPLE,
         "NNP" | "NNPS" | "FW" if word.len() >= MIN_GUESSED_LETTERS => {
             if word.ends_with("ed") {
                 PAST | PARTICIPLE
@@ -53,6 +54,40 @@ pub(super) fn completed_form(word: &str) -> Forms {
         }
         _ => 0,
     }
+}
+
+/// Whether `word` is an irregular past of `lemma`: `spun`/`spin`,
+/// `froze`/`freeze`, `burnt`/`burn`, `shaken`/`shake`.
+fn irregular_past(word: &str, lemma: &str) -> bool {
+    lemma != word
+        && !word.ends_with('s')
+        && (!word.starts_with(lemma) || word.ends_with('t') || word.ends_with("en"))
+}
+
+/// Whether `word` is the base form of a verb ("did nuke it").
+pub(super) fn is_base_verb(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+        && tag_as_verb(word).is_some_and(|(tag, lemma)| matches!(tag.as_str(), "VB" | "VBP") && lemma == word)
+}
+
+/// Whether the tagger reads `word` after "i have" as a participle: "i
+/// have put it" (a participle spelt as its base, which
+/// [`completed_form`] reads as a base).
+pub(super) fn is_participle_after_have(word: &str) -> bool {
+    let tokens = TAGGER.tag_raw_tokens(&["i", "have", word]);
+    tokens.get(2).and_then(|token| token.pos.as_deref()).is_some_and(|tag| matches!(tag, "VBN" | "VBD"))
+}
+
+/// Whether the tagger reads `word` as an adjective after the liaison:
+/// "i limited it" is tagged JJ.
+pub(super) fn is_adjective(word: &str) -> bool {
+    tag_as_verb(word).is_some_and(|(tag, _)| tag.starts_with("JJ"))
+}
+
+/// Whether `word` is a verb in the third person: "it costs".
+pub(super) fn is_third_person(word: &str) -> bool {
+    let tokens = TAGGER.tag_raw_tokens(&["it", word]);
+    tokens.get(1).and_then(|token| token.pos.as_deref()) == Some("VBZ")
 }
 
 /// Whether the tagger's lexicon knows `word` (lowercase) as English: it

@@ -1,0 +1,528 @@
+//! The default inverted (docs/contract.md §5.7): when the liaison is the
+//! actor and a clause says an act is done or under way, any verb outside
+//! the allow-list (`acts.toml`) is a claim, whatever the verb. `detect`
+//! and `deny` read the verbs of `effects.toml` first (they name the
+//! effect's family); this pass reads every other verb.
+//!
+//! Parts:
+//! - the liaison as subject ([`grammar::SUBJECTS`]: I, we, its names):
+//!   the verb after its auxiliaries in a completed or ongoing form: past
+//!   ("I nuked"), perfect ("I've boosted"), progressive ("I'm spinning
+//!   up"), "did" + base ("I did nuke it"), "managed to" + base; and the
+//!   verbs coordinated with it ("I read the job and boosted it");
+//! - no subject: a fragment headed by a past form, a participle or a
+//!   gerund ("Boosted act-1 ✅", "Spinning up the campaign now");
+//! - the frames that excuse either: a negation (odd count), a question, a
+//!   condition or a recommendation (`roles::addressed`), a report ("you
+//!   asked whether I ..."), another agent ("boosted by the operator"), a
+//!   participle used as an adjective ("Mixed results", "Boosted posts
+//!   perform better"), a gerund that is the subject of its own verb
+//!   ("Boosting posts costs money"), a process that ran by itself
+//!   ("Restarted automatically").
+//!
+//! A future, a modal or a present tense ("I will look", "I can only
+//! read", "I think") asserts no completed act and is left to `detect`.
+//! Which word is a verb form is the tagger's reading (`words`).
+
+use super::Finding;
+use super::acts::ACTS;
+use super::grammar::{self, CONJUNCTIONS};
+use super::lexicon::{Forms, GERUND, LEXICON, PARTICIPLE, PAST};
+use super::normalize::Token;
+use super::roles;
+use super::words;
+
+/// The family a finding of an unlisted verb names.
+pub(super) const UNLISTED: &str = "unlisted";
+
+/// How far a coordinated verb may stand from the verb before it.
+const REACH: usize = 24;
+/// How many words after a gerund may hold its own finite verb.
+const SUBJECT_WINDOW: usize = 8;
+/// How many words may stand between a participle and its `by`.
+const AGENT_WINDOW: usize = 6;
+
+const NO_SUBJECT: &str = "no subject: read as the liaison's";
+const SUBJECT: &str = "the liaison as subject";
+
+/// Which form the verb after a chain must have for the clause to say the
+/// act is done or under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Completion {
+    /// No auxiliary: a past form ("I nuked").
+    Past,
+    /// After `have`: a participle ("I've boosted").
+    Perfect,
+    /// After `be`: a gerund ("I'm boosting").
+    Progressive,
+    /// After "did" or "managed to": a base form ("I did nuke it").
+    Base,
+}
+
+impl Completion {
+    /// Whether `word`, followed by `next`, is the verb in this form. After
+    /// the liaison, an `-ed` word the tagger reads as an adjective is a
+    /// past all the same ("I limited act-9"), unless a bare noun follows
+    /// ("I have limited access"); after `have`, a verb whose participle
+    /// is its base ("I have put act-9 aside", "I have split act-9") is one.
+    fn holds(self, word: &str, next: Option<&str>) -> bool {
+        let adjectival_past = word.len() > 4
+            && word.ends_with("ed")
+            && words::is_adjective(word)
+            && !next.is_some_and(is_bare_noun);
+        match self {
+            Self::Past => words::completed_form(word) & PAST != 0 || adjectival_past,
+            Self::Perfect => {
+                words::completed_form(word) & PARTICIPLE != 0
+                    || adjectival_past
+                    || words::is_participle_after_have(word)
+                    || (next.is_some_and(starts_object) && words::is_base_verb(word))
+            }
+            Self::Progressive => words::completed_form(word) & GERUND != 0,
+            Self::Base => words::is_base_verb(word),
+        }
+    }
+}
+
+/// Whether `word` starts an object: "I have split act-9", "... the drafts".
+fn starts_object(word: &str) -> bool {
+    matches!(
+        word,
+        "the"
+            | "a"
+            | "an"
+            | "it"
+            | "them"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "my"
+            | "your"
+            | "our"
+            | "their"
+            | "all"
+            | "every"
+            | "both"
+            | "each"
+    ) || (word.contains('-') && word.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// A noun without a determiner: "access", "drafts" (not an id or a
+/// function word).
+fn is_bare_noun(word: &str) -> bool {
+    word.len() > 2
+        && !CLOSED.contains(&word)
+        && !grammar::PREPOSITIONS.contains(&word)
+        && word.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// `to`-verbs after which the next verb's act was done: "I managed to".
+const COMPLETING_TO_VERBS: &[&str] =
+    &["managed", "proceeded", "tried", "attempted", "went", "got", "decided"];
+
+/// Interjections and labels that may open a fragment: "Ok, boosted it",
+/// "Update: spun up the campaign".
+const FRAGMENT_LEADS: &[&str] = &[
+    "ok", "okay", "alright", "yes", "yep", "yeah", "sure", "so", "and", "also", "then", "update", "status",
+    "fyi", "btw", "note", "all", "good", "great", "news", "well", "heads", "up", "right", "cool", "done",
+    "quick", "and", "plus", "finally", "first", "next", "last", "lastly", "now", "just", "already", "hey",
+    "hi", "hello", "nova", "harmonia", "here",
+];
+
+/// Words that never head a verb phrase: the tagger is not asked.
+const CLOSED: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "its",
+    "i",
+    "we",
+    "you",
+    "they",
+    "he",
+    "she",
+    "my",
+    "our",
+    "your",
+    "their",
+    "his",
+    "her",
+    "me",
+    "us",
+    "them",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "has",
+    "have",
+    "had",
+    "do",
+    "does",
+    "did",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "may",
+    "might",
+    "must",
+    "and",
+    "or",
+    "but",
+    "not",
+    "no",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "with",
+    "at",
+    "by",
+    "from",
+    "as",
+    "if",
+    "so",
+    "then",
+    "there",
+    "here",
+    "what",
+    "which",
+    "who",
+    "how",
+    "why",
+    "when",
+    "where",
+    "all",
+    "each",
+    "every",
+    "some",
+    "any",
+    "one",
+    "two",
+    "three",
+    "more",
+    "most",
+    "less",
+    "than",
+    "very",
+    "also",
+    "just",
+    "only",
+    "yes",
+    "ok",
+    "okay",
+    "'s",
+    "'d",
+    "nothing",
+    "none",
+    "everything",
+    "something",
+];
+
+fn word(clause: &[Token], index: usize) -> Option<&str> {
+    clause.get(index).and_then(Token::word)
+}
+
+fn finding(clause: &[Token], start: usize, end: usize, frame: &'static str) -> Finding {
+    let mut finding = super::detect::finding(UNLISTED, clause, start, end);
+    finding.frame = frame;
+    finding
+}
+
+/// The first claim of an unlisted act in `clause`, if any.
+pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
+    if grammar::is_hypothetical(clause) {
+        return None;
+    }
+    (0..clause.len()).find_map(|index| liaison_claim(clause, index).or_else(|| fragment_claim(clause, index)))
+}
+
+/// Whether the word at `index` is a verb the allow-list or `effects.toml`
+/// has decided: an act allowed, an effect (`detect` and `deny` judged it)
+/// or an effect excused by its object ("I updated my answer").
+fn decided(clause: &[Token], index: usize) -> bool {
+    if ACTS.act_at(clause, index).is_some() {
+        return true;
+    }
+    let Some(current) = word(clause, index) else { return true };
+    let after: Vec<&str> = clause.iter().skip(index + 1).take(4).map_while(Token::word).collect();
+    LEXICON.lookup(current).iter().any(|found| {
+        let verb = &LEXICON.verbs[found.verb];
+        let object = after.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
+        let excused = object.clone().any(|word| verb.benign_objects.iter().any(|benign| benign == word));
+        // A guarded verb without its object is not the effect: it is
+        // judged here like any other verb ("I raised a concern").
+        excused
+            || verb.objects.is_empty()
+            || verb.objects.iter().any(|words| {
+                (0..after.len()).any(|start| {
+                    words.iter().enumerate().all(|(offset, expected)| {
+                        after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
+                            Some(prefix) if !prefix.is_empty() => actual.starts_with(prefix),
+                            _ => actual == expected,
+                        })
+                    })
+                })
+            })
+    })
+}
+
+/// Whether `word` may head a verb phrase at all (cheap checks before the
+/// tagger is asked).
+fn may_be_verb(word: &str) -> bool {
+    word.len() >= 2
+        && !CLOSED.contains(&word)
+        && !grammar::is_auxiliary(word)
+        && word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+}
+
+// The liaison as subject: "I nuked", "we've boosted", "Nova is spinning up".
+fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let length = grammar::longest(clause, index, grammar::SUBJECTS)?;
+    if grammar::negated_before(clause, index) || grammar::is_reported(clause, index) {
+        return None;
+    }
+    // A question's auxiliary stands before the subject: "did I nuke it?".
+    let inverted = index.checked_sub(1).and_then(|at| word(clause, at)).and_then(auxiliary_completion);
+    [true, false].into_iter().find_map(|skip_asides| {
+        let chain = grammar::walk(clause, index + length, grammar::FINITE, skip_asides);
+        let completion = match chain_completion(clause, index + length, chain.end) {
+            Some(Completion::Past) if inverted.is_some() && chain.end == index + length => inverted,
+            other => other,
+        }?;
+        if !roles::negations_before(clause, chain.end).is_multiple_of(2) {
+            return None;
+        }
+        verb_claim(clause, index, chain.end, completion, SUBJECT)
+            .or_else(|| coordinated_claim(clause, index, chain.end, completion))
+    })
+}
+
+/// The completion an auxiliary asks of the verb after it, if any.
+fn auxiliary_completion(auxiliary: &str) -> Option<Completion> {
+    match auxiliary {
+        "have" | "has" | "had" | "having" | "'ve" => Some(Completion::Perfect),
+        "am" | "is" | "are" | "was" | "were" | "be" | "been" | "being" | "'m" | "'re" => {
+            Some(Completion::Progressive)
+        }
+        "did" => Some(Completion::Base),
+        _ => None,
+    }
+}
+
+/// What the chain `clause[start..end]` asks of the verb at `end`: `None`
+/// when it asserts no completed or ongoing act (a modal, a future, "to").
+fn chain_completion(clause: &[Token], start: usize, end: usize) -> Option<Completion> {
+    let mut completion = Some(Completion::Past);
+    for at in start..end {
+        let Some(current) = word(clause, at) else { continue };
+        let next = word(clause, at + 1);
+        if next == Some("to")
+            && (grammar::TO_VERBS.contains(&current) || grammar::NEGATING_TO_VERBS.contains(&current))
+        {
+            completion = COMPLETING_TO_VERBS.contains(&current).then_some(Completion::Base);
+        } else if current == "to" {
+            continue;
+        } else if grammar::GERUND_VERBS.contains(&current) {
+            completion = Some(Completion::Progressive);
+        } else if matches!(current, "went" | "go" | "goes" | "gone") {
+            completion = Some(Completion::Past); // "went ahead and nuked".
+        } else if current == "'s" {
+            completion = Some(Completion::Perfect);
+        } else if let Some(found) = auxiliary_completion(current) {
+            completion = Some(found);
+        } else if grammar::is_auxiliary(current) {
+            completion = None; // will, would, can, do, 'd ...
+        }
+    }
+    completion
+}
+
+/// The verb at `at` if it is an unlisted act in the form `completion`
+/// asks: a claim from `start`.
+fn verb_claim(
+    clause: &[Token],
+    start: usize,
+    at: usize,
+    completion: Completion,
+    frame: &'static str,
+) -> Option<Finding> {
+    let current = word(clause, at)?;
+    if !may_be_verb(current) || decided(clause, at) {
+        return None;
+    }
+    let next = word(clause, at + 1);
+    if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
+        return None;
+    }
+    if other_agent_after(clause, at) || roles::by_itself(clause, at) {
+        return None;
+    }
+    completion.holds(current, next).then(|| finding(clause, start, object_end(clause, at), frame))
+}
+
+/// "I have updated figures for you": `have` before a participle and a bare
+/// plural noun is possession, the participle an adjective.
+fn possessive(clause: &[Token], at: usize, completion: Completion) -> bool {
+    let noun = word(clause, at + 1);
+    completion == Completion::Perfect
+        && at
+            .checked_sub(1)
+            .and_then(|before| word(clause, before))
+            .is_some_and(|w| matches!(w, "have" | "has" | "had"))
+        && noun.is_some_and(|noun| {
+            noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
+/// Where a finding's phrase ends: the verb and the word after it.
+fn object_end(clause: &[Token], at: usize) -> usize {
+    if word(clause, at + 1).is_some() { at + 2 } else { at + 1 }
+}
+
+/// Whether `by` and an actor that is not the liaison follow: "boosted by
+/// the operator".
+fn other_agent_after(clause: &[Token], at: usize) -> bool {
+    (at + 1..at + 1 + AGENT_WINDOW).take_while(|&index| word(clause, index).is_some()).any(|index| {
+        word(clause, index) == Some("by")
+            && grammar::agent_at(clause, index, true).is_none()
+            && word(clause, index + 1).is_some_and(|agent| !agent.chars().any(|c| c.is_ascii_digit()))
+    })
+}
+
+// Further verbs of the liaison after `and`, `then` or a pause: "I read the
+// job and boosted it", "I checked the feed, spun up a campaign".
+fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Completion) -> Option<Finding> {
+    let mut at = verb + 1;
+    while at < clause.len().min(verb + REACH) {
+        let joins = word(clause, at).is_none_or(|joiner| CONJUNCTIONS.contains(&joiner) || joiner == "then");
+        if !joins {
+            at += 1;
+            continue;
+        }
+        while at < clause.len()
+            && word(clause, at)
+                .is_none_or(|w| CONJUNCTIONS.contains(&w) || w == "then" || grammar::is_adverb(w))
+        {
+            at += 1;
+        }
+        let Some(next) = word(clause, at) else { return None };
+        if grammar::starts_clause(next) || grammar::is_auxiliary(next) || CLOSED.contains(&next) {
+            // A new subject or a new noun phrase: the next verb is not the liaison's.
+            if grammar::longest(clause, at, grammar::SUBJECTS).is_some() || grammar::starts_clause(next) {
+                return None;
+            }
+            at += 1;
+            continue;
+        }
+        if !roles::negations_before(clause, at).is_multiple_of(2) || attributive(clause, at) {
+            at += 1;
+            continue;
+        }
+        if let Some(found) = verb_claim(clause, start, at, completion, SUBJECT) {
+            return Some(found);
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Whether a participle at `at` modifies the noun after it: "Mixed
+/// results.", "Boosted posts perform better", "updated figures below".
+fn attributive(clause: &[Token], at: usize) -> bool {
+    if roles::attributive(clause, at) {
+        return true;
+    }
+    let Some(noun) = word(clause, at + 1) else { return false };
+    let ends = match word(clause, at + 2) {
+        None => true,
+        Some(next) => {
+            grammar::PREPOSITIONS.contains(&next)
+                || matches!(
+                    next,
+                    "below"
+                        | "above"
+                        | "here"
+                        | "attached"
+                        | "only"
+                        | "follow"
+                        | "follows"
+                        | "this"
+                        | "last"
+                        | "today"
+                        | "yesterday"
+                        | "overall"
+                        | "so"
+                        | "across"
+                        | "over"
+                        | "since"
+                )
+        }
+    };
+    is_bare_noun(noun) && ends
+}
+
+// No subject: "Boosted act-1.", "Spinning up the campaign now", "Update:
+// nuked the drafts".
+fn fragment_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let current = word(clause, index)?;
+    if !may_be_verb(current) || !heads_fragment(clause, index) {
+        return None;
+    }
+    if decided(clause, index) || roles::is_noun_use(clause, index) {
+        return None;
+    }
+    let forms: Forms = words::completed_form(current);
+    if forms == 0 || attributive(clause, index) {
+        return None;
+    }
+    if forms & GERUND != 0 && (has_own_verb(clause, index) || roles::gerund_instruction(clause, index)) {
+        return None;
+    }
+    if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
+    {
+        return None;
+    }
+    if other_agent_after(clause, index) || roles::by_itself(clause, index) {
+        return None;
+    }
+    Some(finding(clause, index, object_end(clause, index), NO_SUBJECT))
+}
+
+/// Whether only interjections, labels and adverbs stand between the start
+/// of the clause (or its last pause) and `index`.
+fn heads_fragment(clause: &[Token], index: usize) -> bool {
+    let mut at = index;
+    while at > 0 {
+        at -= 1;
+        match &clause[at] {
+            Token::Pause => return true,
+            Token::Question => return false,
+            Token::Word(before) => {
+                if !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before)) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Whether a gerund at `index` is the subject of a verb of its own:
+/// "Boosting posts costs money", "Publishing on Tuesdays works best".
+fn has_own_verb(clause: &[Token], index: usize) -> bool {
+    (index + 1..index + 1 + SUBJECT_WINDOW)
+        .map_while(|at| word(clause, at))
+        .any(|next| roles::is_finite_hint(next) || (next.ends_with('s') && words::is_third_person(next)))
+}
