@@ -14,6 +14,9 @@ use std::sync::LazyLock;
 /// How many words after a guarded verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
 
+/// A guarded verb's objects (each a run of words) and its act's index.
+type Guard = (Vec<Vec<String>>, usize);
+
 /// The allow-list, indexed.
 #[derive(Debug, Default)]
 pub(super) struct Acts {
@@ -21,7 +24,7 @@ pub(super) struct Acts {
     plain: HashMap<String, usize>,
     /// Forms of guarded verbs: their objects (each a run of words; one
     /// ending in `_` matches any word it starts, `get_`), and the act.
-    guarded: HashMap<String, Vec<(Vec<Vec<String>>, usize)>>,
+    guarded: HashMap<String, Vec<Guard>>,
     /// The acts' names (`read`, `report`), indexed by the maps above.
     names: Vec<String>,
 }

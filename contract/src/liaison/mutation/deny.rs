@@ -126,6 +126,8 @@ struct Effect {
     end: usize,
     forms: Forms,
     state: bool,
+    /// A guarded verb whose objects name the state it leaves ("went live").
+    state_change: bool,
     keys: Vec<String>,
 }
 
@@ -186,13 +188,18 @@ fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
             end,
             forms: 0,
             state: false,
+            state_change: false,
             keys: Vec::new(),
         });
+        effect.state_change |= verb.state && end > index + 1;
         effect.forms |= candidate.forms;
         effect.end = effect.end.max(end);
         effect.keys.push(verb.base.clone());
     }
+    // "out of date", "out of stock": not the state a publication leaves.
+    let state_of_something = after.first() == Some(&"of");
     if found.is_none()
+        && !state_of_something
         && let Some(family) = LEXICON.state(current)
     {
         found = Some(Effect {
@@ -200,6 +207,7 @@ fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
             end: index + 1,
             forms: PARTICIPLE,
             state: true,
+            state_change: false,
             keys: Vec::new(),
         });
     }
@@ -327,7 +335,14 @@ pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Fin
     (0..clause.len()).find_map(|index| {
         if let Some((family, end)) = completed_noun_at(clause, index) {
             // An effect named done is never a state the data reports.
-            let noun = Effect { family, end, forms: PARTICIPLE, state: false, keys: Vec::new() };
+            let noun = Effect {
+                family,
+                end,
+                forms: PARTICIPLE,
+                state: false,
+                state_change: false,
+                keys: Vec::new(),
+            };
             return implicit(clause, index, index, &noun, &[], "an effect noun with its completion");
         }
         let effect = effect_at(clause, index)?;
@@ -371,6 +386,22 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         return None;
     }
     let participle = effect.forms & (PAST | PARTICIPLE) != 0;
+    // "The thread went out at 9", "the newsletter has gone out": the
+    // state a publication leaves, whoever the subject names ("goes out
+    // at 09:00" is what generally happens).
+    let pronoun = roles::is_actor_pronoun(clause, chain.start);
+    if effect.state_change && participle && !chain.modal && subject != Subject::Missing && !pronoun {
+        return implicit(clause, chain.start.saturating_sub(1), index, effect, groundings, IMPLICIT_AGENT);
+    }
+    // What can or might happen, or what generally happens, is no report
+    // of an act: "Drafts can be deleted", "Posts are pinned from the
+    // profile page", "Publishing on Tuesdays works best".
+    if chain.modal && !chain.infinitive && subject != Subject::Missing {
+        return None;
+    }
+    if roles::is_generic(clause, chain.start, index) || roles::gerund_is_subject(clause, index) {
+        return None;
+    }
     match subject {
         Subject::Missing => {
             if chain.infinitive {
@@ -405,6 +436,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 .flatten()
         }
         Subject::Thing => {
+            if effect.state_change {
+                return None; // present: "Scheduled posts go out at 09:00".
+            }
             let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
             let reduced = !chain.modal && !chain.be && participle && !active;
             let passive = (chain.be && (participle || effect.state)) || reduced;

@@ -11,7 +11,15 @@
 //!   up"), "did" + base ("I did nuke it"), "managed to" + base; and the
 //!   verbs coordinated with it ("I read the job and boosted it");
 //! - no subject: a fragment headed by a past form, a participle or a
-//!   gerund ("Boosted act-1 ✅", "Spinning up the campaign now");
+//!   gerund ("Boosted act-1", "Spinning up the campaign now");
+//! - a status line: a record's id before a bare participle ("post-7
+//!   boosted", "Status: act-4 promoted to the top");
+//! - a clause marked done (a check mark, or "done", "ok", "[x]" standing
+//!   alone): every verb in it not in the allow-list is a claim, an
+//!   instruction's base form too ("Hit publish on post-4 ✅", "Boost
+//!   act-6: done");
+//! - an act named and then done by ellipsis ("You asked me to boost it,
+//!   and I did.");
 //! - the frames that excuse either: a negation (odd count), a question, a
 //!   condition or a recommendation (`roles::addressed`), a report ("you
 //!   asked whether I ..."), another agent ("boosted by the operator"), a
@@ -37,8 +45,6 @@ pub(super) const UNLISTED: &str = "unlisted";
 
 /// How far a coordinated verb may stand from the verb before it.
 const REACH: usize = 24;
-/// How many words after a gerund may hold its own finite verb.
-const SUBJECT_WINDOW: usize = 8;
 /// How many words may stand between a participle and its `by`.
 const AGENT_WINDOW: usize = 6;
 
@@ -118,8 +124,23 @@ fn is_bare_noun(word: &str) -> bool {
 }
 
 /// `to`-verbs after which the next verb's act was done: "I managed to".
-const COMPLETING_TO_VERBS: &[&str] =
-    &["managed", "proceeded", "tried", "attempted", "went", "got", "decided"];
+/// "Didn't forget to" and "never failed to" count as negations (the
+/// parity decides) and complete the act when they cancel out.
+const COMPLETING_TO_VERBS: &[&str] = &[
+    "managed",
+    "proceeded",
+    "tried",
+    "attempted",
+    "went",
+    "got",
+    "decided",
+    "forget",
+    "forgot",
+    "fail",
+    "failed",
+    "neglect",
+    "neglected",
+];
 
 /// Interjections and labels that may open a fragment: "Ok, boosted it",
 /// "Update: spun up the campaign".
@@ -129,6 +150,9 @@ const FRAGMENT_LEADS: &[&str] = &[
     "quick", "and", "plus", "finally", "first", "next", "last", "lastly", "now", "just", "already", "hey",
     "hi", "hello", "nova", "harmonia", "here",
 ];
+
+/// The most interjections and adverbs that may open a fragment.
+const MAX_LEADS: usize = 4;
 
 /// Words that never head a verb phrase: the tagger is not asked.
 const CLOSED: &[&str] = &[
@@ -234,18 +258,61 @@ fn word(clause: &[Token], index: usize) -> Option<&str> {
     clause.get(index).and_then(Token::word)
 }
 
-fn finding(clause: &[Token], start: usize, end: usize, frame: &'static str) -> Finding {
-    let mut finding = super::detect::finding(UNLISTED, clause, start, end);
+fn finding(clause: &[Token], start: usize, verb: usize, end: usize, frame: &'static str) -> Finding {
+    let family = word(clause, verb).map_or(UNLISTED, family_of);
+    let mut finding = super::detect::finding(family, clause, start, end);
     finding.frame = frame;
     finding
 }
+
+const MARKED: &str = "marked done: read as the liaison's";
+const STATUS: &str = "a record's status line: read as the liaison's";
 
 /// The first claim of an unlisted act in `clause`, if any.
 pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
     if grammar::is_hypothetical(clause) {
         return None;
     }
-    (0..clause.len()).find_map(|index| liaison_claim(clause, index).or_else(|| fragment_claim(clause, index)))
+    let marked = is_marked_done(clause);
+    (0..clause.len()).find_map(|index| {
+        liaison_claim(clause, index)
+            .or_else(|| fragment_claim(clause, index, marked))
+            .or_else(|| status_claim(clause, index, marked))
+    })
+}
+
+/// Words that, standing alone between pauses, mark a clause done:
+/// "Boost act-6: done", "[x] bumped the thread".
+const DONE_WORDS: &[&str] = &["done", "ok", "okay", "complete", "completed", "finished", "success", "x"];
+
+/// Whether the clause says something is done: a check mark, or a done
+/// word standing alone between pauses or the clause's edges.
+fn is_marked_done(clause: &[Token]) -> bool {
+    clause.contains(&Token::Done)
+        || (0..clause.len()).any(|at| {
+            let alone = |neighbour: Option<&Token>| neighbour.is_none_or(|token| token.word().is_none());
+            word(clause, at).is_some_and(|current| DONE_WORDS.contains(&current))
+                && alone(at.checked_sub(1).and_then(|before| clause.get(before)))
+                && alone(clause.get(at + 1))
+                && clause.iter().filter(|token| token.word().is_some()).count() > 1
+        })
+}
+
+/// `word` with leetspeak digits read as letters (`b00sted`), as the
+/// effects table is looked up.
+fn unleet(word: &str) -> std::borrow::Cow<'_, str> {
+    let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+    if word.contains(|c: char| c.is_ascii_digit()) && !word.contains('-') && letters >= 3 {
+        super::lexicon::unleet(word).map_or(std::borrow::Cow::Borrowed(word), std::borrow::Cow::Owned)
+    } else {
+        std::borrow::Cow::Borrowed(word)
+    }
+}
+
+/// The family a finding names: the verb's in `effects.toml`, else
+/// [`UNLISTED`].
+fn family_of(word: &str) -> &str {
+    LEXICON.lookup(word).first().map_or(UNLISTED, |found| LEXICON.verbs[found.verb].family.as_str())
 }
 
 /// Whether the word at `index` is a verb the allow-list or `effects.toml`
@@ -306,6 +373,34 @@ fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
         }
         verb_claim(clause, index, chain.end, completion, SUBJECT)
             .or_else(|| coordinated_claim(clause, index, chain.end, completion))
+            .or_else(|| ellipsis_claim(clause, index, chain.end, completion))
+    })
+}
+
+/// Words after "I did" that leave its verb to an earlier one: "and I did",
+/// "I did it", "I did so".
+const ELLIPSIS_ENDS: &[&str] =
+    &["it", "that", "this", "so", "too", "exactly", "already", "just", "as", "anyway"];
+
+/// How far back an act named before "I did" may stand.
+const ELLIPSIS_REACH: usize = 16;
+
+// "You asked me to boost it, and I did", "boosting it was my call and I
+// did it": "did" with no verb of its own does the act named before it (a
+// base form after `to`, or a gerund), when that act is not a read.
+fn ellipsis_claim(clause: &[Token], start: usize, end: usize, completion: Completion) -> Option<Finding> {
+    let did = end.checked_sub(1).and_then(|at| word(clause, at)) == Some("did");
+    let elided = word(clause, end).is_none_or(|next| ELLIPSIS_ENDS.contains(&next));
+    if completion != Completion::Base || !did || !elided {
+        return None;
+    }
+    (start.saturating_sub(ELLIPSIS_REACH)..start).rev().find_map(|at| {
+        let current = word(clause, at)?;
+        let after_to = at.checked_sub(1).and_then(|before| word(clause, before)) == Some("to");
+        let named = (after_to && (words::is_base_verb(current) || !LEXICON.lookup(current).is_empty()))
+            || (current.ends_with("ing") && words::completed_form(current) & GERUND != 0);
+        let read = ACTS.act_at(clause, at).is_some();
+        (named && !read && may_be_verb(current)).then(|| finding(clause, at, at, end, SUBJECT))
     })
 }
 
@@ -334,7 +429,7 @@ fn chain_completion(clause: &[Token], start: usize, end: usize) -> Option<Comple
             completion = COMPLETING_TO_VERBS.contains(&current).then_some(Completion::Base);
         } else if current == "to" {
             continue;
-        } else if grammar::GERUND_VERBS.contains(&current) {
+        } else if grammar::GERUND_VERBS.contains(&current) && next.is_some_and(|next| next.ends_with("ing")) {
             completion = Some(Completion::Progressive);
         } else if matches!(current, "went" | "go" | "goes" | "gone") {
             completion = Some(Completion::Past); // "went ahead and nuked".
@@ -358,7 +453,8 @@ fn verb_claim(
     completion: Completion,
     frame: &'static str,
 ) -> Option<Finding> {
-    let current = word(clause, at)?;
+    let current = unleet(word(clause, at)?);
+    let current = current.as_ref();
     if !may_be_verb(current) || decided(clause, at) {
         return None;
     }
@@ -369,7 +465,7 @@ fn verb_claim(
     if other_agent_after(clause, at) || roles::by_itself(clause, at) {
         return None;
     }
-    completion.holds(current, next).then(|| finding(clause, start, object_end(clause, at), frame))
+    completion.holds(current, next).then(|| finding(clause, start, at, object_end(clause, at), frame))
 }
 
 /// "I have updated figures for you": `have` before a participle and a bare
@@ -417,7 +513,7 @@ fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Co
         {
             at += 1;
         }
-        let Some(next) = word(clause, at) else { return None };
+        let next = word(clause, at)?;
         if grammar::starts_clause(next) || grammar::is_auxiliary(next) || CLOSED.contains(&next) {
             // A new subject or a new noun phrase: the next verb is not the liaison's.
             if grammar::longest(clause, at, grammar::SUBJECTS).is_some() || grammar::starts_clause(next) {
@@ -444,7 +540,9 @@ fn attributive(clause: &[Token], at: usize) -> bool {
     if roles::attributive(clause, at) {
         return true;
     }
-    let Some(noun) = word(clause, at + 1) else { return false };
+    let regular =
+        word(clause, at).is_some_and(|participle| participle.ends_with("ed") || participle.ends_with("en"));
+    let Some(noun) = word(clause, at + 1).filter(|_| regular) else { return false };
     let ends = match word(clause, at + 2) {
         None => true,
         Some(next) => {
@@ -474,20 +572,31 @@ fn attributive(clause: &[Token], at: usize) -> bool {
 }
 
 // No subject: "Boosted act-1.", "Spinning up the campaign now", "Update:
-// nuked the drafts".
-fn fragment_claim(clause: &[Token], index: usize) -> Option<Finding> {
-    let current = word(clause, index)?;
-    if !may_be_verb(current) || !heads_fragment(clause, index) {
+// nuked the drafts"; in a clause marked done, an instruction's base form
+// too ("Hit publish on post-4 ✅").
+fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
+    let current = unleet(word(clause, index)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || !heads_fragment(clause, index) || DONE_WORDS.contains(&current) {
         return None;
     }
-    if decided(clause, index) || roles::is_noun_use(clause, index) {
+    if roles::is_noun_use(clause, index) || ACTS.act_at(clause, index).is_some() {
+        return None;
+    }
+    // `deny` judged the effects table's verbs, except in a clause marked
+    // done, where it reads a bare base form as an instruction.
+    let effect = !LEXICON.lookup(current).is_empty();
+    if decided(clause, index) && !(marked && effect) {
         return None;
     }
     let forms: Forms = words::completed_form(current);
-    if forms == 0 || attributive(clause, index) {
+    let base = marked && (effect || words::is_base_verb(current));
+    if (forms == 0 && !base) || attributive(clause, index) {
         return None;
     }
-    if forms & GERUND != 0 && (has_own_verb(clause, index) || roles::gerund_instruction(clause, index)) {
+    if forms & GERUND != 0
+        && (roles::gerund_is_subject(clause, index) || roles::gerund_instruction(clause, index))
+    {
         return None;
     }
     if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
@@ -497,32 +606,57 @@ fn fragment_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if other_agent_after(clause, index) || roles::by_itself(clause, index) {
         return None;
     }
-    Some(finding(clause, index, object_end(clause, index), NO_SUBJECT))
+    let frame = if marked { MARKED } else { NO_SUBJECT };
+    Some(finding(clause, index, index, object_end(clause, index), frame))
+}
+
+// A record's id before a bare participle: "post-7 boosted", "act-4
+// promoted to the top". An object after the verb makes the record its
+// actor ("job-42 created two drafts"), and a state the allow-list has is
+// the record's own ("job-42 failed", "post-3 peaked at 14:00").
+fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
+    let id = word(clause, index)?;
+    let is_id = id.contains('-') && id.chars().any(|c| c.is_ascii_digit());
+    if !is_id && !marked {
+        return None;
+    }
+    let at = index + 1;
+    let current = unleet(word(clause, at)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || decided(clause, at) || DONE_WORDS.contains(&current) {
+        return None;
+    }
+    let object = word(clause, at + 1).is_some_and(|next| {
+        !grammar::PREPOSITIONS.contains(&next) && !grammar::is_adverb(next) && !CONJUNCTIONS.contains(&next)
+    });
+    if object || words::completed_form(current) & PARTICIPLE == 0 {
+        return None;
+    }
+    if !roles::negations_before(clause, at).is_multiple_of(2) || roles::addressed(clause, at).is_some() {
+        return None;
+    }
+    if other_agent_after(clause, at) || roles::by_itself(clause, at) {
+        return None;
+    }
+    Some(finding(clause, index, at, at + 1, if marked { MARKED } else { STATUS }))
 }
 
 /// Whether only interjections, labels and adverbs stand between the start
 /// of the clause (or its last pause) and `index`.
 fn heads_fragment(clause: &[Token], index: usize) -> bool {
-    let mut at = index;
-    while at > 0 {
-        at -= 1;
+    for back in 1..=MAX_LEADS + 1 {
+        let Some(at) = index.checked_sub(back) else { return true };
         match &clause[at] {
             Token::Pause => return true,
-            Token::Question => return false,
+            Token::Question | Token::Done => return false,
             Token::Word(before) => {
-                if !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before)) {
+                if back > MAX_LEADS
+                    || !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before))
+                {
                     return false;
                 }
             }
         }
     }
-    true
-}
-
-/// Whether a gerund at `index` is the subject of a verb of its own:
-/// "Boosting posts costs money", "Publishing on Tuesdays works best".
-fn has_own_verb(clause: &[Token], index: usize) -> bool {
-    (index + 1..index + 1 + SUBJECT_WINDOW)
-        .map_while(|at| word(clause, at))
-        .any(|next| roles::is_finite_hint(next) || (next.ends_with('s') && words::is_third_person(next)))
+    false
 }

@@ -142,6 +142,63 @@ const FINITE_HINTS: &[&str] = &[
     "lives", "sit", "sits", "hold", "holds", "keep", "keeps", "land", "lands",
 ];
 
+/// Phrases that leave a decision to the user: "it's up to you".
+const USERS_CALL: &[&[&str]] = &[
+    &["up", "to", "you"],
+    &["up", "to", "your"],
+    &["your", "call"],
+    &["your", "decision"],
+    &["your", "choice"],
+    &["yours", "to"],
+    &["is", "yours"],
+    &["are", "yours"],
+];
+
+/// How many words after a gerund may hold its own finite verb.
+const SUBJECT_WINDOW: usize = 8;
+
+/// Whether a gerund at `index` is the subject of a verb of its own:
+/// "Publishing on Tuesdays works best", "Boosting posts costs money".
+pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
+    let is_gerund = word(clause, index).is_some_and(|gerund| gerund.len() > 4 && gerund.ends_with("ing"));
+    is_gerund
+        && (index + 1..index + 1 + SUBJECT_WINDOW).map_while(|at| word(clause, at)).any(|next| {
+            is_finite_hint(next)
+                || matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers")
+                || (next.ends_with('s') && super::words::is_third_person(next))
+        })
+}
+
+/// Adverbs of frequency that make a present passive generic.
+const GENERIC_ADVERBS: &[&str] =
+    &["usually", "always", "typically", "normally", "generally", "often", "sometimes", "automatically"];
+
+/// Whether the present passive whose chain runs from `chain` to the
+/// participle at `index` states what generally happens: a bare plural
+/// subject ("Posts are ranked by likes") or a gerund heading the clause
+/// ("Renaming a campaign is done from its settings page"); "now",
+/// "already" or "just" make it a report again.
+pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
+    let words: Vec<&str> = (chain..index).filter_map(|at| word(clause, at)).collect();
+    let present = words.iter().any(|w| matches!(*w, "is" | "are" | "get" | "gets"))
+        && words.iter().all(|w| matches!(*w, "is" | "are" | "get" | "gets") || GENERIC_ADVERBS.contains(w))
+        && !words.is_empty();
+    let reported = (index + 1..clause.len().min(index + 4))
+        .chain(chain.saturating_sub(2)..chain)
+        .any(|at| matches!(word(clause, at), Some("now" | "already" | "just" | "finally")));
+    if !present || reported {
+        return false;
+    }
+    let subject = chain.checked_sub(1).and_then(|at| word(clause, at));
+    let before_subject = chain.checked_sub(2).and_then(|at| word(clause, at));
+    let bare_plural = subject.is_some_and(|noun| {
+        noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
+    }) && before_subject.is_none_or(|before| !DETERMINERS.contains(&before));
+    let gerund_head = (0..chain).find_map(|at| word(clause, at)).is_some_and(|head| head.ends_with("ing"))
+        && gerund_is_subject(clause, (0..chain).find(|&at| word(clause, at).is_some()).unwrap_or(0));
+    bare_plural || gerund_head
+}
+
 /// Words that say a process acted by itself: "Restarted automatically".
 const BY_ITSELF: &[&[&str]] = &[
     &["automatically"],
@@ -309,6 +366,10 @@ pub(super) fn gerund_instruction(clause: &[Token], chain: usize) -> bool {
 pub(super) fn addressed(clause: &[Token], index: usize) -> Option<&'static str> {
     if clause.last() == Some(&Token::Question) {
         return Some("a question");
+    }
+    let window = index.saturating_sub(REACH)..clause.len().min(index + REACH);
+    if window.into_iter().any(|at| grammar::longest(clause, at, USERS_CALL).is_some()) {
+        return Some("the user's call");
     }
     let mut at = index;
     while at > index.saturating_sub(REACH) {

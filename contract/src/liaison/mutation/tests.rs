@@ -101,7 +101,17 @@ fn an_unlisted_verb_is_a_claim_when_the_liaison_acts() {
         finding("I read the job and then boosted it."),
         claim("i read the job and then boosted it", "the liaison as subject")
     );
-    assert_eq!(finding("Spun up the campaign ✅"), claim("spun up", "no subject: read as the liaison's"));
+    assert_eq!(finding("Spun up the campaign."), claim("spun up", "no subject: read as the liaison's"));
+    assert_eq!(finding("Spun up the campaign ✅"), claim("spun up", "marked done: read as the liaison's"));
+    assert_eq!(finding("Boost act-6 ✓"), claim("boost act-6", "marked done: read as the liaison's"));
+    assert_eq!(
+        finding("Status: post-7 boosted."),
+        claim("post-7 boosted", "a record's status line: read as the liaison's")
+    );
+    assert_eq!(
+        finding("You asked me to boost it, and I did."),
+        claim("boost it and i did", "the liaison as subject")
+    );
     assert_eq!(
         finding("Update: yeeted the old drafts."),
         claim("yeeted the", "no subject: read as the liaison's")
