@@ -268,18 +268,23 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     if english as f64 >= ENGLISH_SHARE * words.len() as f64 {
         return None;
     }
+    // A stretch of English words is English, whatever the identifier
+    // would say ("Engagement" alone reads as French): most stretches end
+    // here, before the identifier's cost.
+    let unknown = words.iter().filter(|word| !words::is_english(word.trim_matches(['\'', '-']))).count();
+    if unknown == 0 {
+        return None;
+    }
     let text = words.join(" ");
     let confidences = DETECTOR.compute_language_confidence_values(text.as_str());
     let &(top, confidence) = confidences.first()?;
     let english =
         confidences.iter().find(|(language, _)| *language == Language::English).map_or(0.0, |c| c.1);
-    let unknown = words.iter().filter(|word| !words::is_english(word.trim_matches(['\'', '-']))).count();
     // Most words unknown to English is foreign whatever the identifier
     // says (a language without a model may read as English); otherwise the
-    // identifier must lead, and some word must be unknown: "Engagement"
-    // and "Hello" alone read as French and Italian.
+    // identifier must lead.
     let mostly_unknown = words.len() >= 2 && 2 * unknown > words.len();
-    let led = top != Language::English && confidence >= MIN_LEAD * english && unknown > 0;
+    let led = top != Language::English && confidence >= MIN_LEAD * english;
     if !mostly_unknown && !led {
         return None;
     }

@@ -82,6 +82,13 @@ pub(super) fn clauses(text: &str) -> Vec<Clause> {
 
 /// Steps 1–3: NFKC, invisible characters removed, look-alikes folded.
 pub(super) fn fold(text: &str) -> String {
+    // ASCII is its own NFKC form and holds no format character.
+    if text.is_ascii() {
+        return text
+            .chars()
+            .map(|c| if c.is_ascii_whitespace() || c.is_ascii_control() { ' ' } else { c })
+            .collect();
+    }
     let mut folded = String::with_capacity(text.len());
     for character in text.nfkc() {
         if character.general_category() == GeneralCategory::Format || INVISIBLE_LETTERS.contains(&character) {
@@ -231,7 +238,7 @@ fn split(text: &str) -> Vec<Clause> {
             }
             ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' | '\u{2022}'
             | '\u{00B7}' => push_pause(clauses.last_mut()),
-            c if c.general_category_group() == GeneralCategoryGroup::Symbol => push_pause(clauses.last_mut()),
+            c if is_symbol(c) => push_pause(clauses.last_mut()),
             _ => {}
         }
     }
@@ -241,6 +248,16 @@ fn split(text: &str) -> Vec<Clause> {
     }
     clauses.retain(|clause| clause.iter().any(|token| token.word().is_some()));
     clauses
+}
+
+/// Whether `c` is a symbol (emoji, arrows, `+`, `=`): a pause. ASCII is
+/// answered without the general-category table.
+fn is_symbol(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '`' | '|' | '~')
+    } else {
+        c.general_category_group() == GeneralCategoryGroup::Symbol
+    }
 }
 
 /// Check marks: a clause holding one says something is done.
