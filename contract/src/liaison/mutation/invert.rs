@@ -387,7 +387,8 @@ const ELLIPSIS_REACH: usize = 16;
 
 // "You asked me to boost it, and I did", "boosting it was my call and I
 // did it": "did" with no verb of its own does the act named before it (a
-// base form after `to`, or a gerund), when that act is not a read.
+// base form after `to` or a modal, or a gerund), when that act is not a
+// read.
 fn ellipsis_claim(clause: &[Token], start: usize, end: usize, completion: Completion) -> Option<Finding> {
     let did = end.checked_sub(1).and_then(|at| word(clause, at)) == Some("did");
     let elided = word(clause, end).is_none_or(|next| ELLIPSIS_ENDS.contains(&next));
@@ -396,7 +397,22 @@ fn ellipsis_claim(clause: &[Token], start: usize, end: usize, completion: Comple
     }
     (start.saturating_sub(ELLIPSIS_REACH)..start).rev().find_map(|at| {
         let current = word(clause, at)?;
-        let after_to = at.checked_sub(1).and_then(|before| word(clause, before)) == Some("to");
+        let before = at.checked_sub(1).and_then(|before| word(clause, before));
+        let after_to = before.is_some_and(|before| {
+            matches!(
+                before,
+                "to" | "would"
+                    | "'d"
+                    | "will"
+                    | "can"
+                    | "could"
+                    | "should"
+                    | "shall"
+                    | "might"
+                    | "may"
+                    | "must"
+            )
+        });
         let named = (after_to && (words::is_base_verb(current) || !LEXICON.lookup(current).is_empty()))
             || (current.ends_with("ing") && words::completed_form(current) & GERUND != 0);
         let read = ACTS.act_at(clause, at).is_some();
