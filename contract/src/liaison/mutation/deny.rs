@@ -70,6 +70,15 @@ impl Grounding {
         Self { runs, states }
     }
 
+    /// Whether the claim's text holds `context` and its evidence carries a
+    /// word that starts with `stem`: "liked" (`lik`) is carried by `likes`,
+    /// "created" (`creat`) by `createdAt`. For verbs in no table.
+    pub(super) fn holds_stem(&self, stem: &str, context: &[&str]) -> bool {
+        let key = format!("{CARRIED_WORD}{stem}");
+        let carried = self.states.range(key.clone()..).next().is_some_and(|word| word.starts_with(&key));
+        carried && !context.is_empty() && self.runs.contains(&context.join(" "))
+    }
+
     fn holds(&self, keys: &[String], context: &[&str]) -> bool {
         keys.iter().any(|key| self.states.contains(key))
             && !context.is_empty()
@@ -77,13 +86,23 @@ impl Grounding {
     }
 }
 
+/// The prefix of a carried word (not a state) in a grounding's states.
+const CARRIED_WORD: char = '=';
+
+/// The longest carried word kept for [`Grounding::holds_stem`].
+const MAX_CARRIED_WORD: usize = 40;
+
 /// The states `carried` (strings of a call's data, keys included) hold:
 /// the base of every effect verb in a past form (`published`: `publish`),
-/// and every state word (`live`).
+/// every state word (`live`), and every word, marked, for verbs in no
+/// table (`likes` grounds "was liked").
 pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
     let mut states = BTreeSet::new();
     for text in carried {
         for word in split_identifier(text) {
+            if word.len() <= MAX_CARRIED_WORD && word.chars().all(|c| c.is_ascii_alphabetic()) {
+                states.insert(format!("{CARRIED_WORD}{word}"));
+            }
             if LEXICON.state(&word).is_some() {
                 states.extend(LEXICON.state_verb(&word).map(str::to_owned));
                 states.insert(word.clone());
@@ -462,7 +481,9 @@ fn implicit(
     groundings: &[Grounding],
     frame: &'static str,
 ) -> Option<Finding> {
-    if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed(clause, index).is_some()
+        || roles::reported_from_data(clause, index)
     {
         return None;
     }

@@ -34,6 +34,7 @@
 
 use super::Finding;
 use super::acts::ACTS;
+use super::deny::Grounding;
 use super::grammar::{self, CONJUNCTIONS};
 use super::lexicon::{Forms, GERUND, LEXICON, PARTICIPLE, PAST};
 use super::normalize::Token;
@@ -269,7 +270,7 @@ const MARKED: &str = "marked done: read as the liaison's";
 const STATUS: &str = "a record's status line: read as the liaison's";
 
 /// The first claim of an unlisted act in `clause`, if any.
-pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
+pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {
     if grammar::is_hypothetical(clause) {
         return None;
     }
@@ -278,8 +279,140 @@ pub(super) fn claim_in(clause: &[Token]) -> Option<Finding> {
         liaison_claim(clause, index)
             .or_else(|| fragment_claim(clause, index, marked))
             .or_else(|| status_claim(clause, index, marked))
+            .or_else(|| passive_claim(clause, index, groundings))
+            .or_else(|| done_idiom(clause, index))
     })
 }
+
+/// Idioms that say an act is done: "Consider it done".
+const DONE_IDIOMS: &[&[&str]] = &[
+    &["consider", "it", "done"],
+    &["consider", "that", "done"],
+    &["consider", "it", "handled"],
+    &["consider", "it", "sorted"],
+    &["mission", "accomplished"],
+];
+
+fn done_idiom(clause: &[Token], index: usize) -> Option<Finding> {
+    let length = grammar::longest(clause, index, DONE_IDIOMS)?;
+    if !roles::negations_before(clause, index).is_multiple_of(2) {
+        return None;
+    }
+    Some(finding(clause, index, index, index + length, MARKED))
+}
+
+/// Records of the product: a bare one before a participle is a status
+/// line ("Comment hidden.", "Drafts trashed").
+const RECORD_NOUNS: &[&str] = &[
+    "post",
+    "posts",
+    "comment",
+    "comments",
+    "draft",
+    "drafts",
+    "thread",
+    "threads",
+    "campaign",
+    "campaigns",
+    "banner",
+    "caption",
+    "captions",
+    "job",
+    "jobs",
+    "action",
+    "actions",
+    "message",
+    "messages",
+    "reply",
+    "replies",
+    "story",
+    "image",
+    "images",
+    "video",
+    "videos",
+    "account",
+    "accounts",
+    "tag",
+    "tags",
+    "link",
+    "links",
+    "page",
+    "profile",
+    "newsletter",
+    "reminder",
+    "reminders",
+    "alert",
+    "alerts",
+    "task",
+    "tasks",
+    "ticket",
+    "tickets",
+    "carousel",
+    "promo",
+    "hashtag",
+    "hashtags",
+    "schedule",
+    "queue",
+    "calendar",
+];
+
+/// Auxiliaries of a completed passive: "was boosted", "has been pinned".
+const COMPLETED_PASSIVE: &[&str] = &["was", "were", "been", "got", "gotten"];
+
+/// Words after a participle that make it a measure of the data: "was
+/// liked 412 times", "was shared twice".
+fn measured(clause: &[Token], at: usize) -> bool {
+    (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
+        next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
+    })
+}
+
+// A completed passive without an agent: "Your post has been boosted",
+// "the drafts were binned", read as the liaison's act unless the claim's
+// cited evidence carries the verb ("was liked" citing `likes`), a measure
+// follows ("was liked 412 times"), or the data is reported ("I saw that
+// post-3 was boosted").
+fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option<Finding> {
+    let auxiliary = (index.saturating_sub(3)..index)
+        .rev()
+        .find(|&at| word(clause, at).is_some_and(|w| COMPLETED_PASSIVE.contains(&w)))?;
+    // Only adverbs between the auxiliary and the participle.
+    if !(auxiliary + 1..index).all(|at| word(clause, at).is_some_and(grammar::is_adverb)) {
+        return None;
+    }
+    let subject_at = (0..auxiliary).rev().find(|&at| {
+        word(clause, at).is_some_and(|w| {
+            !matches!(w, "has" | "have" | "had" | "'s" | "not" | "never") && !grammar::is_adverb(w)
+        })
+    });
+    let subject = subject_at.and_then(|at| word(clause, at))?;
+    let liaison = subject_at.is_some_and(|at| grammar::longest(clause, at, grammar::SUBJECTS).is_some());
+    if liaison || roles::is_actor_pronoun(clause, subject_at? + 1) || subject == "me" {
+        return None;
+    }
+    let current = unleet(word(clause, index)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || decided(clause, index) || words::completed_form(current) & PARTICIPLE == 0 {
+        return None;
+    }
+    if measured(clause, index) || other_agent_after(clause, index) || roles::by_itself(clause, index) {
+        return None;
+    }
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed(clause, index).is_some()
+        || roles::reported_from_data(clause, index)
+    {
+        return None;
+    }
+    let stem = current.trim_end_matches("ed").trim_end_matches('e');
+    let context: Vec<&str> = (index.saturating_sub(2)..=index).filter_map(|at| word(clause, at)).collect();
+    if stem.len() >= 3 && groundings.iter().any(|grounding| grounding.holds_stem(stem, &context)) {
+        return None;
+    }
+    Some(finding(clause, subject_at?, index, index + 1, IMPLICIT_AGENT))
+}
+
+const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
 
 /// Words that, standing alone between pauses, mark a clause done:
 /// "Boost act-6: done", "[x] bumped the thread".
@@ -605,7 +738,7 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     if decided(clause, index) && !(marked && effect) {
         return None;
     }
-    let forms: Forms = words::completed_form(current);
+    let forms: Forms = words::completed_form(current) | gerund_before_object(clause, index, current);
     let base = marked && (effect || words::is_base_verb(current));
     if (forms == 0 && !base) || attributive(clause, index) {
         return None;
@@ -633,7 +766,13 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
 fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
     let id = word(clause, index)?;
     let is_id = id.contains('-') && id.chars().any(|c| c.is_ascii_digit());
-    if !is_id && !marked {
+    // A bare record noun before a participle that ends the clause:
+    // "Comment hidden."
+    let ends = clause.get(index + 2).is_none_or(|next| next.word().is_none());
+    let bare =
+        index.checked_sub(1).and_then(|at| word(clause, at)).is_none_or(|before| !CLOSED.contains(&before));
+    let record = RECORD_NOUNS.contains(&id) && ends && bare;
+    if !is_id && !marked && !record {
         return None;
     }
     let at = index + 1;
@@ -655,6 +794,14 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
         return None;
     }
     Some(finding(clause, index, at, at + 1, if marked { MARKED } else { STATUS }))
+}
+
+/// [`GERUND`] when `current` is a verb with `-ing` before an object, which
+/// the tagger alone reads as a noun: "Locking the comments now".
+fn gerund_before_object(clause: &[Token], index: usize, current: &str) -> Forms {
+    let Some(stem) = current.strip_suffix("ing").filter(|stem| stem.len() >= 3) else { return 0 };
+    let object = word(clause, index + 1).is_some_and(starts_object);
+    if object && (words::is_base_verb(stem) || words::is_base_verb(&format!("{stem}e"))) { GERUND } else { 0 }
 }
 
 /// Whether only interjections, labels and adverbs stand between the start

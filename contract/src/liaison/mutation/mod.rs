@@ -95,7 +95,7 @@ pub fn find_in(text: &str, context: &Context<'_>) -> Option<Finding> {
     normalize::clauses(&text).iter().find_map(|clause| {
         detect::claim_in(clause)
             .or_else(|| deny::claim_in(clause, context.groundings))
-            .or_else(|| invert::claim_in(clause))
+            .or_else(|| invert::claim_in(clause, context.groundings))
     })
 }
 

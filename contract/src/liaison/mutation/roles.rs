@@ -142,6 +142,47 @@ const FINITE_HINTS: &[&str] = &[
     "lives", "sit", "sits", "hold", "holds", "keep", "keeps", "land", "lands",
 ];
 
+/// Verbs that, before "that", report what the data says: "I saw that
+/// post-3 was pinned", "the feed shows that act-2 was boosted".
+const REPORTING: &[&str] = &[
+    "saw",
+    "see",
+    "found",
+    "find",
+    "noticed",
+    "notice",
+    "read",
+    "shows",
+    "show",
+    "showed",
+    "says",
+    "said",
+    "reports",
+    "reported",
+    "notes",
+    "noted",
+    "indicates",
+    "indicate",
+    "confirms",
+    "confirmed",
+    "suggests",
+    "means",
+    "states",
+    "stated",
+    "lists",
+    "listed",
+    "mentions",
+    "mentioned",
+];
+
+/// Whether a reporting verb and "that" stand before `index` in its clause:
+/// what follows is what the data says, not the liaison's act.
+pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(REACH)..index).any(|at| {
+        word(clause, at).is_some_and(|verb| REPORTING.contains(&verb)) && word(clause, at + 1) == Some("that")
+    })
+}
+
 /// Phrases that leave a decision to the user: "it's up to you".
 const USERS_CALL: &[&[&str]] = &[
     &["up", "to", "you"],
@@ -161,11 +202,16 @@ const SUBJECT_WINDOW: usize = 8;
 /// "Publishing on Tuesdays works best", "Boosting posts costs money".
 pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
     let is_gerund = word(clause, index).is_some_and(|gerund| gerund.len() > 4 && gerund.ends_with("ing"));
+    // A word after a determiner is a noun ("locking the comments"), not
+    // the gerund's verb.
     is_gerund
-        && (index + 1..index + 1 + SUBJECT_WINDOW).map_while(|at| word(clause, at)).any(|next| {
-            is_finite_hint(next)
-                || matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers")
-                || (next.ends_with('s') && super::words::is_third_person(next))
+        && (index + 1..index + 1 + SUBJECT_WINDOW).take_while(|&at| word(clause, at).is_some()).any(|at| {
+            let next = word(clause, at).unwrap_or_default();
+            let after_determiner = word(clause, at - 1).is_some_and(|before| DETERMINERS.contains(&before));
+            !after_determiner
+                && (is_finite_hint(next)
+                    || matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers")
+                    || (next.ends_with('s') && super::words::is_third_person(next)))
         })
 }
 

@@ -27,6 +27,9 @@ fn tag_as_verb(word: &str) -> Option<(String, String)> {
     Some((token.pos.clone()?, token.lemma.clone().unwrap_or_else(|| word.to_owned())))
 }
 
+/// Prefixes a verb takes without changing its forms: `undid`, `re-pinned`.
+const PREFIXES: &[&str] = &["un", "re", "de", "pre", "over", "mis", "dis", "out", "up"];
+
 /// Which completed or ongoing form of a verb `word` is: [`PAST`] and
 /// [`PARTICIPLE`] (`nuked`, `spun`, `taken`), [`GERUND`] (`boosting`), or
 /// nothing (a base form, a noun, an adjective: `interesting`, `limited`).
@@ -36,13 +39,26 @@ pub(super) fn completed_form(word: &str) -> Forms {
         return 0;
     }
     let Some((tag, lemma)) = tag_as_verb(word) else { return 0 };
-    match tag.as_str() {
+    let forms = tagged_form(word, &tag, &lemma);
+    if forms != 0 || word.len() < MIN_GUESSED_LETTERS {
+        return forms;
+    }
+    // "undid", "overdid", "unpinned": a prefix before a known form.
+    PREFIXES
+        .iter()
+        .find_map(|prefix| word.strip_prefix(prefix).filter(|rest| rest.len() >= 3))
+        .map_or(0, completed_form)
+}
+
+/// The form the tag and lemma of `word` say it has.
+fn tagged_form(word: &str, tag: &str, lemma: &str) -> Forms {
+    match tag {
         "VBD" | "VBN" => PAST | PARTICIPLE,
         "VBG" => GERUND,
         // An irregular past the rules read as present: "i spun it" is
         // tagged VBP with the lemma `spin` (not a derived word that starts
         // with its lemma: `scheduler`, `updates`).
-        "VB" | "VBP" if irregular_past(word, &lemma) => PAST | PARTICIPLE,
+        "VB" | "VBP" if irregular_past(word, lemma) => PAST | PARTICIPLE,
         "NNP" | "NNPS" | "FW" if word.len() >= MIN_GUESSED_LETTERS => {
             if word.ends_with("ed") {
                 PAST | PARTICIPLE
