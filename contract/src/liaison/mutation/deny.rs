@@ -394,7 +394,11 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         return (negations >= 2 && negations.is_multiple_of(2))
             .then(|| finding(&effect.family, clause, start, effect.end, "double negative: read as a claim"));
     }
-    if !negations.is_multiple_of(2) || roles::addressed(clause, index).is_some() {
+    // An act said to be done is not excused by a condition or a
+    // recommendation closed before it, nor by a tag question.
+    let done = effect.forms & (PAST | PARTICIPLE) != 0 && !chain.modal;
+    let addressed = if done { roles::addressed_done(clause, index) } else { roles::addressed(clause, index) };
+    if !negations.is_multiple_of(2) || addressed.is_some() {
         return None;
     }
     if other_agent_after(clause, index) && !liaison_agent_after(clause, index) {
@@ -482,7 +486,7 @@ fn implicit(
     frame: &'static str,
 ) -> Option<Finding> {
     if !roles::negations_before(clause, index).is_multiple_of(2)
-        || roles::addressed(clause, index).is_some()
+        || roles::addressed_done(clause, index).is_some()
         || roles::reported_from_data(clause, index)
     {
         return None;

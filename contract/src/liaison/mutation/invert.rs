@@ -399,7 +399,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
         return None;
     }
     if !roles::negations_before(clause, index).is_multiple_of(2)
-        || roles::addressed(clause, index).is_some()
+        || roles::addressed_done(clause, index).is_some()
         || roles::reported_from_data(clause, index)
     {
         return None;
@@ -611,7 +611,8 @@ fn verb_claim(
     if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
         return None;
     }
-    if other_agent_after(clause, at) || roles::by_itself(clause, at) {
+    // "I boosted it automatically" is still the liaison's act.
+    if other_agent_after(clause, at) {
         return None;
     }
     completion.holds(current, next).then(|| finding(clause, start, at, object_end(clause, at), frame))
@@ -748,7 +749,8 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     {
         return None;
     }
-    if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed_done(clause, index).is_some()
     {
         return None;
     }
@@ -787,7 +789,7 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
     if object || words::completed_form(current) & PARTICIPLE == 0 {
         return None;
     }
-    if !roles::negations_before(clause, at).is_multiple_of(2) || roles::addressed(clause, at).is_some() {
+    if !roles::negations_before(clause, at).is_multiple_of(2) || roles::addressed_done(clause, at).is_some() {
         return None;
     }
     if other_agent_after(clause, at) || roles::by_itself(clause, at) {

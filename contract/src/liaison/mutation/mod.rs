@@ -54,6 +54,8 @@ pub use language::{Foreign, LanguageCheck, find_foreign};
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
+mod frames;
+#[cfg(test)]
 mod tests;
 
 /// One claim of an effect found in a text.

@@ -410,15 +410,47 @@ pub(super) fn gerund_instruction(clause: &[Token], chain: usize) -> bool {
 /// Whether the clause, before `index`, makes the effect a condition, a
 /// recommendation to the user, or asks a question.
 pub(super) fn addressed(clause: &[Token], index: usize) -> Option<&'static str> {
+    addressed_to(clause, index, false)
+}
+
+/// Tags that make a statement look like a question: "Boosted it, right?".
+const QUESTION_TAGS: &[&str] =
+    &["right", "ok", "okay", "yeah", "yes", "no", "correct", "alright", "eh", "huh", "yep"];
+
+/// [`addressed`] for an act said to be done: a tag question does not make
+/// the statement a question ("Boosted it, right?"), and a condition, a
+/// recommendation or the user's call closed by a pause does not reach the
+/// act after it ("If you're wondering, boosted it", "Recommendation:
+/// already pinned it").
+pub(super) fn addressed_done(clause: &[Token], index: usize) -> Option<&'static str> {
+    addressed_to(clause, index, true)
+}
+
+fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static str> {
     if clause.last() == Some(&Token::Question) {
-        return Some("a question");
+        let tagged = done && {
+            let words = clause.iter().rev().skip(1).take_while(|token| token.word().is_some());
+            let tail: Vec<&str> = words.filter_map(Token::word).collect();
+            !tail.is_empty() && tail.len() <= 2 && tail.iter().all(|word| QUESTION_TAGS.contains(word))
+        };
+        if !tagged {
+            return Some("a question");
+        }
     }
-    let window = index.saturating_sub(REACH)..clause.len().min(index + REACH);
+    let stretch_start = if done {
+        (index.saturating_sub(REACH)..index)
+            .rev()
+            .find(|&at| clause[at] == Token::Pause)
+            .map_or(0, |at| at + 1)
+    } else {
+        index.saturating_sub(REACH)
+    };
+    let window = stretch_start..clause.len().min(index + REACH);
     if window.into_iter().any(|at| grammar::longest(clause, at, USERS_CALL).is_some()) {
         return Some("the user's call");
     }
     let mut at = index;
-    while at > index.saturating_sub(REACH) {
+    while at > stretch_start.max(index.saturating_sub(REACH)) {
         at -= 1;
         let Some(current) = word(clause, at) else { continue };
         if CONDITIONS.contains(&current) {
