@@ -27,6 +27,7 @@ use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST, THIRD};
 use super::normalize::Token;
 use super::roles::{self, Subject};
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// How many words after a verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
@@ -47,13 +48,25 @@ pub struct Grounding {
     runs: HashSet<String>,
     /// Verb bases (`publish`) and state words (`live`) carried.
     states: BTreeSet<String>,
+    /// Every word the evidence carries, one set per call's data, shared:
+    /// they ground verbs in no table ("was liked" by `likes`).
+    words: Vec<Arc<BTreeSet<String>>>,
 }
 
 impl Grounding {
     /// `claim_text`, citing evidence whose data holds `carried` (keys and
     /// values; `recentPublished` is read as `recent published`).
     pub fn new<'s>(claim_text: &str, carried: impl IntoIterator<Item = &'s str>) -> Self {
-        Self::with_states(claim_text, carried_states(carried))
+        let carried: Vec<&str> = carried.into_iter().collect();
+        Self::with_states(claim_text, carried_states(carried.iter().copied()))
+            .with_words([carried_words(carried)])
+    }
+
+    /// The grounding with the words of `words` (from [`carried_words`],
+    /// computed once per call's data) carried too.
+    pub fn with_words(mut self, words: impl IntoIterator<Item = Arc<BTreeSet<String>>>) -> Self {
+        self.words.extend(words);
+        self
     }
 
     /// `claim_text`, citing evidence that carries `states` (from
@@ -67,15 +80,19 @@ impl Grounding {
         let runs = (1..=GROUNDING_CONTEXT + 1)
             .flat_map(|length| words.windows(length).map(|run| run.join(" ")))
             .collect();
-        Self { runs, states }
+        Self { runs, states, words: Vec::new() }
     }
 
     /// Whether the claim's text holds `context` and its evidence carries a
     /// word that starts with `stem`: "liked" (`lik`) is carried by `likes`,
     /// "created" (`creat`) by `createdAt`. For verbs in no table.
     pub(super) fn holds_stem(&self, stem: &str, context: &[&str]) -> bool {
-        let key = format!("{CARRIED_WORD}{stem}");
-        let carried = self.states.range(key.clone()..).next().is_some_and(|word| word.starts_with(&key));
+        let carried = self.words.iter().any(|words| {
+            words
+                .range::<str, _>((std::ops::Bound::Included(stem), std::ops::Bound::Unbounded))
+                .next()
+                .is_some_and(|word| word.starts_with(stem))
+        });
         carried && !context.is_empty() && self.runs.contains(&context.join(" "))
     }
 
@@ -86,23 +103,31 @@ impl Grounding {
     }
 }
 
-/// The prefix of a carried word (not a state) in a grounding's states.
-const CARRIED_WORD: char = '=';
-
 /// The longest carried word kept for [`Grounding::holds_stem`].
 const MAX_CARRIED_WORD: usize = 40;
 
+/// Every word `carried` (strings of a call's data, keys included) holds,
+/// lowercase (`createdAt` is `created` and `at`): they ground a report of
+/// a verb in no table ("was liked" by `likes`).
+pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<BTreeSet<String>> {
+    carried_states_and_words(carried).1
+}
+
 /// The states `carried` (strings of a call's data, keys included) hold:
 /// the base of every effect verb in a past form (`published`: `publish`),
-/// every state word (`live`), and every word, marked, for verbs in no
-/// table (`likes` grounds "was liked").
+/// and every state word (`live`).
 pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
+    carried_states_and_words(carried).0
+}
+
+/// [`carried_states`] and [`carried_words`] in one pass over the strings.
+pub fn carried_states_and_words<'s>(
+    carried: impl IntoIterator<Item = &'s str>,
+) -> (BTreeSet<String>, Arc<BTreeSet<String>>) {
     let mut states = BTreeSet::new();
+    let mut words = BTreeSet::new();
     for text in carried {
         for word in split_identifier(text) {
-            if word.len() <= MAX_CARRIED_WORD && word.chars().all(|c| c.is_ascii_alphabetic()) {
-                states.insert(format!("{CARRIED_WORD}{word}"));
-            }
             if LEXICON.state(&word).is_some() {
                 states.extend(LEXICON.state_verb(&word).map(str::to_owned));
                 states.insert(word.clone());
@@ -110,9 +135,12 @@ pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSe
             for found in LEXICON.lookup(&word).iter().filter(|found| found.forms & (PAST | PARTICIPLE) != 0) {
                 states.insert(LEXICON.verbs[found.verb].base.clone());
             }
+            if word.len() <= MAX_CARRIED_WORD && word.chars().all(|c| c.is_ascii_alphabetic()) {
+                words.insert(word);
+            }
         }
     }
-    states
+    (states, Arc::new(words))
 }
 
 /// `recentPublished`, `awaiting_approval`, `post-001 published` as lowercase words.

@@ -294,6 +294,9 @@ const DONE_IDIOMS: &[&[&str]] = &[
 ];
 
 fn done_idiom(clause: &[Token], index: usize) -> Option<Finding> {
+    if !matches!(word(clause, index)?, "consider" | "mission") {
+        return None;
+    }
     let length = grammar::longest(clause, index, DONE_IDIOMS)?;
     if !roles::negations_before(clause, index).is_multiple_of(2) {
         return None;
@@ -489,6 +492,10 @@ fn may_be_verb(word: &str) -> bool {
 
 // The liaison as subject: "I nuked", "we've boosted", "Nova is spinning up".
 fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let head = word(clause, index)?;
+    if !grammar::SUBJECTS.iter().any(|subject| subject[0] == head) {
+        return None;
+    }
     let length = grammar::longest(clause, index, grammar::SUBJECTS)?;
     if grammar::negated_before(clause, index) || grammar::is_reported(clause, index) {
         return None;

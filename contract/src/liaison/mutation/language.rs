@@ -83,9 +83,39 @@ const ENGLISH_WORDS: &[&str] = &[
 /// `sandboxed`, `posting`, `really`.
 const ENGLISH_ENDINGS: &[&str] = &["ed", "ing", "ly", "'s"];
 
+/// [`ENGLISH_WORDS`], sorted for a binary search.
+static SORTED_ENGLISH_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut words = ENGLISH_WORDS.to_vec();
+    words.sort_unstable();
+    words
+});
+
 fn is_english(word: &str) -> bool {
-    ENGLISH_WORDS.contains(&word)
+    SORTED_ENGLISH_WORDS.binary_search(&word).is_ok()
         || (word.len() > 3 && ENGLISH_ENDINGS.iter().any(|ending| word.ends_with(ending)))
+}
+
+/// The English share of a stretch's words, names included, read without
+/// allocating: most stretches are English by it, and names only lower it.
+fn quickly_english(stretch: &[Letter]) -> bool {
+    let (mut words, mut english) = (0usize, 0usize);
+    let mut buffer = String::new();
+    let mut digit = false;
+    for letter in stretch.iter().chain(std::iter::once(&Letter { lower: ' ', capital: false })) {
+        let c = letter.lower;
+        if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
+            digit |= c.is_ascii_digit();
+            buffer.push(c);
+        } else if !buffer.is_empty() {
+            if !digit {
+                words += 1;
+                english += usize::from(is_english(&buffer));
+            }
+            buffer.clear();
+            digit = false;
+        }
+    }
+    words > 0 && english as f64 >= ENGLISH_SHARE * words as f64
 }
 
 /// A stretch of text in a language without a lexicon.
@@ -110,7 +140,7 @@ pub fn find_foreign(text: &str, quotations: &[&str]) -> Option<Foreign> {
 /// several fields of one answer.
 #[derive(Clone, Debug, Default)]
 pub struct LanguageCheck {
-    quotations: Vec<Vec<char>>,
+    quotations: Vec<String>,
 }
 
 /// One character of the text, lowercased, and whether it was a capital.
@@ -146,8 +176,11 @@ impl LanguageCheck {
         } else {
             text.nfkc().filter(|c| c.general_category() != GeneralCategory::Format).for_each(&mut push);
         }
-        for quotation in &self.quotations {
-            blank_out(&mut letters, quotation);
+        if !self.quotations.is_empty() {
+            let lower: String = letters.iter().map(|letter| letter.lower).collect();
+            for quotation in &self.quotations {
+                blank_out(&mut letters, &lower, quotation);
+            }
         }
         let mut sentence_start = true;
         let mut start = 0;
@@ -169,19 +202,17 @@ impl LanguageCheck {
     }
 }
 
-/// Every occurrence of `quotation` in `letters` replaced by spaces.
-fn blank_out(letters: &mut [Letter], quotation: &[char]) {
-    let Some(&first) = quotation.first() else { return };
-    let mut at = 0;
-    while at + quotation.len() <= letters.len() {
-        let holds = letters[at].lower == first
-            && letters[at..at + quotation.len()].iter().zip(quotation).all(|(letter, c)| letter.lower == *c);
-        if holds {
-            letters[at..at + quotation.len()].iter_mut().for_each(|letter| letter.lower = ' ');
-            at += quotation.len();
-        } else {
-            at += 1;
-        }
+/// Every occurrence of `quotation` in `letters` replaced by spaces. The
+/// search runs on the lowercase text as a string (`str::find`), each match
+/// mapped back to its letters.
+fn blank_out(letters: &mut [Letter], lower: &str, quotation: &str) {
+    if quotation.is_empty() || quotation.len() > lower.len() {
+        return;
+    }
+    let length = quotation.chars().count();
+    for (byte, _) in lower.match_indices(quotation) {
+        let start = if lower.is_ascii() { byte } else { lower[..byte].chars().count() };
+        letters[start..start + length].iter_mut().for_each(|letter| letter.lower = ' ');
     }
 }
 
@@ -255,7 +286,7 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
         let phrase = text.split_whitespace().take(SHOWN_WORDS).collect::<Vec<_>>().join(" ");
         return Some(Foreign { language, phrase });
     }
-    if latin_letters < MIN_LATIN_LETTERS {
+    if latin_letters < MIN_LATIN_LETTERS || quickly_english(stretch) {
         return None;
     }
     let words = without_names(words_of(stretch), sentence_start);

@@ -48,7 +48,7 @@ mod normalize;
 mod roles;
 mod words;
 
-pub use deny::{Grounding, carried_states};
+pub use deny::{Grounding, carried_states, carried_states_and_words, carried_words};
 pub use language::{Foreign, LanguageCheck, find_foreign};
 
 #[cfg(test)]

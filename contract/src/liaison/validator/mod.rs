@@ -85,6 +85,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 /// Which rules apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -497,24 +498,31 @@ fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>], evidence: &Retur
 /// items' sources and every key and string of the data of the calls that
 /// returned them. Each call's data is read once, whatever the claims.
 fn groundings(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Vec<mutation::Grounding> {
-    let mut by_call: HashMap<*const Map<String, Value>, BTreeSet<String>> = HashMap::new();
+    type Carried = (BTreeSet<String>, Arc<BTreeSet<String>>);
+    let mut by_call: HashMap<*const Map<String, Value>, Carried> = HashMap::new();
     answer
         .claims
         .iter()
         .map(|claim| {
             let mut states = BTreeSet::new();
+            let mut words = Vec::new();
             for returned in claim.evidence_ids.iter().filter_map(|id| evidence.get(id.as_str())) {
                 states.extend(mutation::carried_states([returned.item.source.as_str()]));
                 if let Some(data) = returned.data {
-                    let carried = by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
-                        let mut strings = Vec::new();
-                        collect_keys_and_strings(data, &mut strings);
-                        mutation::carried_states(strings)
-                    });
+                    let (carried, carried_words) =
+                        by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
+                            let mut strings = Vec::new();
+                            collect_keys_and_strings(data, &mut strings);
+                            (
+                                mutation::carried_states(strings.iter().copied()),
+                                mutation::carried_words(strings),
+                            )
+                        });
                     states.extend(carried.iter().cloned());
+                    words.push(Arc::clone(carried_words));
                 }
             }
-            mutation::Grounding::with_states(&claim.text, states)
+            mutation::Grounding::with_states(&claim.text, states).with_words(words)
         })
         .collect()
 }
