@@ -441,7 +441,7 @@ fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static s
         (index.saturating_sub(REACH)..index)
             .rev()
             .find(|&at| clause[at] == Token::Pause)
-            .map_or(0, |at| at + 1)
+            .map_or(index.saturating_sub(REACH), |at| at + 1)
     } else {
         index.saturating_sub(REACH)
     };

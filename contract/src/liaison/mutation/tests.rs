@@ -276,6 +276,7 @@ fn hostile_input_ends_quickly_without_panicking() {
         let _ = find(&text);
     }
     assert!(find(&("I ".repeat(4000) + "approved act-1")).is_some());
+    assert!(find(&("I ".repeat(4000) + "boosted act-1")).is_some());
 }
 
 /// The detector and the language rule stay linear in the text's length:
@@ -284,9 +285,13 @@ fn hostile_input_ends_quickly_without_panicking() {
 /// targets live in `harmonia bench`.
 #[test]
 fn a_mebibyte_of_effect_words_is_read_in_linear_time() {
-    for unit in
-        ["published ", "you published it and the operator approved it, ", "I did not post, did not publish "]
-    {
+    for unit in [
+        "published ",
+        "you published it and the operator approved it, ",
+        "I did not post, did not publish ",
+        "the operator boosted it, I did not pin it, ",
+        "Boosting posts costs money and pinned posts stay on top ",
+    ] {
         let text = unit.repeat((1 << 20) / unit.len());
         let started = std::time::Instant::now();
         let _ = find_in(&text, &Context::default());
