@@ -31,9 +31,11 @@
 //!    quotes that repeats a string a successful call returned is a
 //!    quotation of the source, not a claim; a reported state ("act-1 was
 //!    published") inside a claim whose cited evidence carries it is the
-//!    data's, not the liaison's. Then `unsupported_language`: the same
-//!    fields hold no sentence in a language without a lexicon (tool data
-//!    quoted in any language aside).
+//!    data's, not the liaison's. When the liaison acts and the act is
+//!    done or under way, any verb outside the allow-list of reading and
+//!    reporting acts is a claim. Then `unsupported_language`: the same
+//!    fields hold no stretch, however short, in a language without a
+//!    lexicon (proper names and tool data quoted in any language aside).
 //! 8. Per claim, in order: `claim_text_absent` (the text must occur in the
 //!    answer at word boundaries), `unknown_evidence`,
 //!    `evidence_not_displayed`, `record_claim_without_record_evidence` (a
