@@ -202,17 +202,29 @@ const SUBJECT_WINDOW: usize = 8;
 /// "Publishing on Tuesdays works best", "Boosting posts costs money".
 pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
     let is_gerund = word(clause, index).is_some_and(|gerund| gerund.len() > 4 && gerund.ends_with("ing"));
-    // A word after a determiner is a noun ("locking the comments"), not
-    // the gerund's verb.
-    is_gerund
-        && (index + 1..index + 1 + SUBJECT_WINDOW).take_while(|&at| word(clause, at).is_some()).any(|at| {
-            let next = word(clause, at).unwrap_or_default();
-            let after_determiner = word(clause, at - 1).is_some_and(|before| DETERMINERS.contains(&before));
-            !after_determiner
-                && (is_finite_hint(next)
-                    || matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers")
-                    || (next.ends_with('s') && super::words::is_third_person(next)))
-        })
+    // A word after a determiner is a noun ("locking the comments"), and so
+    // is the first plural after the gerund, its object, though spelt like
+    // a verb ("Deleting old drafts now"): only a later one is its verb
+    // ("Boosting posts costs money").
+    if !is_gerund {
+        return false;
+    }
+    let mut object_seen = false;
+    (index + 1..index + 1 + SUBJECT_WINDOW).take_while(|&at| word(clause, at).is_some()).any(|at| {
+        let next = word(clause, at).unwrap_or_default();
+        let after_determiner = word(clause, at - 1).is_some_and(|before| DETERMINERS.contains(&before));
+        if is_finite_hint(next) && !after_determiner {
+            return true;
+        }
+        if after_determiner || !next.ends_with('s') {
+            return false;
+        }
+        if !object_seen {
+            object_seen = true;
+            return matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers");
+        }
+        super::words::is_third_person(next)
+    })
 }
 
 /// Adverbs of frequency that make a present passive generic.
