@@ -50,7 +50,7 @@ pub struct Grounding {
     states: BTreeSet<String>,
     /// Every word the evidence carries, one set per call's data, shared:
     /// they ground verbs in no table ("was liked" by `likes`).
-    words: Vec<Arc<BTreeSet<String>>>,
+    words: Vec<Arc<str>>,
 }
 
 impl Grounding {
@@ -64,7 +64,7 @@ impl Grounding {
 
     /// The grounding with the words of `words` (from [`carried_words`],
     /// computed once per call's data) carried too.
-    pub fn with_words(mut self, words: impl IntoIterator<Item = Arc<BTreeSet<String>>>) -> Self {
+    pub fn with_words(mut self, words: impl IntoIterator<Item = Arc<str>>) -> Self {
         self.words.extend(words);
         self
     }
@@ -87,11 +87,8 @@ impl Grounding {
     /// word that starts with `stem`: "liked" (`lik`) is carried by `likes`,
     /// "created" (`creat`) by `createdAt`. For verbs in no table.
     pub(super) fn holds_stem(&self, stem: &str, context: &[&str]) -> bool {
-        let carried = self.words.iter().any(|words| {
-            words
-                .range::<str, _>((std::ops::Bound::Included(stem), std::ops::Bound::Unbounded))
-                .next()
-                .is_some_and(|word| word.starts_with(stem))
+        let carried = self.words.iter().any(|text| {
+            text.match_indices(stem).any(|(at, _)| at == 0 || !text.as_bytes()[at - 1].is_ascii_alphabetic())
         });
         carried && !context.is_empty() && self.runs.contains(&context.join(" "))
     }
@@ -103,29 +100,32 @@ impl Grounding {
     }
 }
 
-/// The longest carried word kept for [`Grounding::holds_stem`].
-const MAX_CARRIED_WORD: usize = 40;
-
-/// Every word `carried` (strings of a call's data, keys included) holds,
-/// lowercase (`createdAt` is `created` and `at`): they ground a report of
-/// a verb in no table ("was liked" by `likes`).
-pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<BTreeSet<String>> {
-    carried_states_and_words(carried).1
+/// The words `carried` (strings of a call's data, keys included) hold, as
+/// one lowercase text with a space at each word's start (`createdAt` is
+/// `created at`): it grounds a report of a verb in no table ("was liked"
+/// by `likes`). One string per call's data, no set: most answers never
+/// ask it.
+pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<str> {
+    let mut text = String::new();
+    for string in carried {
+        let mut previous_lower = false;
+        text.push(' ');
+        for character in string.chars() {
+            if character.is_uppercase() && previous_lower {
+                text.push(' ');
+            }
+            previous_lower = character.is_lowercase();
+            text.extend(character.to_lowercase());
+        }
+    }
+    Arc::from(text)
 }
 
 /// The states `carried` (strings of a call's data, keys included) hold:
 /// the base of every effect verb in a past form (`published`: `publish`),
 /// and every state word (`live`).
 pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
-    carried_states_and_words(carried).0
-}
-
-/// [`carried_states`] and [`carried_words`] in one pass over the strings.
-pub fn carried_states_and_words<'s>(
-    carried: impl IntoIterator<Item = &'s str>,
-) -> (BTreeSet<String>, Arc<BTreeSet<String>>) {
     let mut states = BTreeSet::new();
-    let mut words = BTreeSet::new();
     for text in carried {
         for word in split_identifier(text) {
             if LEXICON.state(&word).is_some() {
@@ -135,12 +135,9 @@ pub fn carried_states_and_words<'s>(
             for found in LEXICON.lookup(&word).iter().filter(|found| found.forms & (PAST | PARTICIPLE) != 0) {
                 states.insert(LEXICON.verbs[found.verb].base.clone());
             }
-            if word.len() <= MAX_CARRIED_WORD && word.chars().all(|c| c.is_ascii_alphabetic()) {
-                words.insert(word);
-            }
         }
     }
-    (states, Arc::new(words))
+    states
 }
 
 /// `recentPublished`, `awaiting_approval`, `post-001 published` as lowercase words.

@@ -97,12 +97,11 @@ fn is_english(word: &str) -> bool {
 
 /// The English share of a stretch's words, names included, read without
 /// allocating: most stretches are English by it, and names only lower it.
-fn quickly_english(stretch: &[Letter]) -> bool {
+fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
     let (mut words, mut english) = (0usize, 0usize);
     let mut buffer = String::new();
     let mut digit = false;
-    for letter in stretch.iter().chain(std::iter::once(&Letter { lower: ' ', capital: false })) {
-        let c = letter.lower;
+    for c in stretch.chain(std::iter::once(' ')) {
         if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             digit |= c.is_ascii_digit();
             buffer.push(c);
@@ -165,16 +164,13 @@ impl LanguageCheck {
 
     /// The first stretch of `text` in a language without a lexicon.
     pub fn find(&self, text: &str) -> Option<Foreign> {
+        if text.is_ascii() {
+            return self.find_ascii(text);
+        }
         let mut letters: Vec<Letter> = Vec::with_capacity(text.len());
-        let mut push = |character: char| {
+        for character in text.nfkc().filter(|c| c.general_category() != GeneralCategory::Format) {
             let capital = character.is_uppercase();
             letters.extend(character.to_lowercase().map(|lower| Letter { lower, capital }));
-        };
-        // NFKC leaves ASCII as it is: most answers skip it.
-        if text.is_ascii() {
-            text.chars().for_each(&mut push);
-        } else {
-            text.nfkc().filter(|c| c.general_category() != GeneralCategory::Format).for_each(&mut push);
         }
         if !self.quotations.is_empty() {
             let lower: String = letters.iter().map(|letter| letter.lower).collect();
@@ -182,24 +178,67 @@ impl LanguageCheck {
                 blank_out(&mut letters, &lower, quotation);
             }
         }
-        let mut sentence_start = true;
-        let mut start = 0;
-        for at in 0..=letters.len() {
-            let Some(letter) = letters.get(at) else {
-                return judge(&letters[start..], sentence_start);
-            };
-            if is_stretch_break(letter.lower) {
-                if let Some(foreign) = judge(&letters[start..at], sentence_start) {
-                    return Some(foreign);
-                }
-                // A capital after these starts a sentence, not a name.
-                sentence_start = matches!(letter.lower, '.' | '!' | '?' | ':' | '\n' | ';')
-                    || (sentence_start && letters[start..at].iter().all(|l| !l.lower.is_alphanumeric()));
-                start = at + 1;
+        stretches(letters.iter().map(|letter| letter.lower), |range, sentence_start| {
+            judge(&letters[range], sentence_start)
+        })
+    }
+
+    /// [`Self::find`] for ASCII text (most answers): its bytes are its
+    /// letters, NFKC leaves it as it is, and a stretch is read without
+    /// allocating until it might be foreign.
+    fn find_ascii(&self, text: &str) -> Option<Foreign> {
+        let mut lower = text.to_ascii_lowercase();
+        for quotation in self.quotations.iter().filter(|quotation| quotation.is_ascii()) {
+            let found: Vec<usize> = lower.match_indices(quotation.as_str()).map(|(at, _)| at).collect();
+            for at in found {
+                lower.replace_range(at..at + quotation.len(), &" ".repeat(quotation.len()));
             }
         }
-        None
+        stretches(lower.chars(), |range, sentence_start| {
+            let stretch = &lower[range.clone()];
+            let letters = stretch.bytes().filter(u8::is_ascii_alphabetic).count();
+            if letters < MIN_LATIN_LETTERS || quickly_english(stretch.chars()) {
+                return None;
+            }
+            let letters: Vec<Letter> = text.as_bytes()[range]
+                .iter()
+                .zip(stretch.bytes())
+                .map(|(original, folded)| Letter {
+                    lower: char::from(folded),
+                    capital: original.is_ascii_uppercase(),
+                })
+                .collect();
+            judge(&letters, sentence_start)
+        })
     }
+}
+
+/// Cuts `characters` into stretches at [`is_stretch_break`] and judges
+/// each (its range of positions, and whether it starts a sentence) until
+/// one is foreign.
+fn stretches(
+    characters: impl Iterator<Item = char>,
+    mut judge: impl FnMut(std::ops::Range<usize>, bool) -> Option<Foreign>,
+) -> Option<Foreign> {
+    let mut sentence_start = true;
+    let (mut start, mut alphanumeric) = (0, false);
+    let mut at = 0;
+    for character in characters {
+        if is_stretch_break(character) {
+            if let Some(foreign) = judge(start..at, sentence_start) {
+                return Some(foreign);
+            }
+            // A capital after these starts a sentence, not a name.
+            sentence_start =
+                matches!(character, '.' | '!' | '?' | ':' | '\n' | ';') || (sentence_start && !alphanumeric);
+            start = at + 1;
+            alphanumeric = false;
+        } else {
+            alphanumeric |= character.is_alphanumeric();
+        }
+        at += 1;
+    }
+    judge(start..at, sentence_start)
 }
 
 /// Every occurrence of `quotation` in `letters` replaced by spaces. The
@@ -286,7 +325,7 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
         let phrase = text.split_whitespace().take(SHOWN_WORDS).collect::<Vec<_>>().join(" ");
         return Some(Foreign { language, phrase });
     }
-    if latin_letters < MIN_LATIN_LETTERS || quickly_english(stretch) {
+    if latin_letters < MIN_LATIN_LETTERS || quickly_english(stretch.iter().map(|letter| letter.lower)) {
         return None;
     }
     let words = without_names(words_of(stretch), sentence_start);

@@ -65,7 +65,7 @@ mod normalize;
 mod roles;
 mod words;
 
-pub use deny::{Grounding, carried_states, carried_states_and_words, carried_words};
+pub use deny::{Grounding, carried_states, carried_words};
 pub use language::{Foreign, LanguageCheck, find_foreign};
 
 #[cfg(test)]

@@ -500,7 +500,7 @@ fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>], evidence: &Retur
 /// items' sources and every key and string of the data of the calls that
 /// returned them. Each call's data is read once, whatever the claims.
 fn groundings(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Vec<mutation::Grounding> {
-    type Carried = (BTreeSet<String>, Arc<BTreeSet<String>>);
+    type Carried = (BTreeSet<String>, Arc<str>);
     let mut by_call: HashMap<*const Map<String, Value>, Carried> = HashMap::new();
     answer
         .claims
