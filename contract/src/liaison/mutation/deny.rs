@@ -27,6 +27,7 @@ use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST, THIRD};
 use super::normalize::Token;
 use super::roles::{self, Subject};
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// How many words after a verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
@@ -47,13 +48,25 @@ pub struct Grounding {
     runs: HashSet<String>,
     /// Verb bases (`publish`) and state words (`live`) carried.
     states: BTreeSet<String>,
+    /// Every word the evidence carries, one set per call's data, shared:
+    /// they ground verbs in no table ("was liked" by `likes`).
+    words: Vec<Arc<str>>,
 }
 
 impl Grounding {
     /// `claim_text`, citing evidence whose data holds `carried` (keys and
     /// values; `recentPublished` is read as `recent published`).
     pub fn new<'s>(claim_text: &str, carried: impl IntoIterator<Item = &'s str>) -> Self {
-        Self::with_states(claim_text, carried_states(carried))
+        let carried: Vec<&str> = carried.into_iter().collect();
+        Self::with_states(claim_text, carried_states(carried.iter().copied()))
+            .with_words([carried_words(carried)])
+    }
+
+    /// The grounding with the words of `words` (from [`carried_words`],
+    /// computed once per call's data) carried too.
+    pub fn with_words(mut self, words: impl IntoIterator<Item = Arc<str>>) -> Self {
+        self.words.extend(words);
+        self
     }
 
     /// `claim_text`, citing evidence that carries `states` (from
@@ -67,7 +80,17 @@ impl Grounding {
         let runs = (1..=GROUNDING_CONTEXT + 1)
             .flat_map(|length| words.windows(length).map(|run| run.join(" ")))
             .collect();
-        Self { runs, states }
+        Self { runs, states, words: Vec::new() }
+    }
+
+    /// Whether the claim's text holds `context` and its evidence carries a
+    /// word that starts with `stem`: "liked" (`lik`) is carried by `likes`,
+    /// "created" (`creat`) by `createdAt`. For verbs in no table.
+    pub(super) fn holds_stem(&self, stem: &str, context: &[&str]) -> bool {
+        let carried = self.words.iter().any(|text| {
+            text.match_indices(stem).any(|(at, _)| at == 0 || !text.as_bytes()[at - 1].is_ascii_alphabetic())
+        });
+        carried && !context.is_empty() && self.runs.contains(&context.join(" "))
     }
 
     fn holds(&self, keys: &[String], context: &[&str]) -> bool {
@@ -75,6 +98,27 @@ impl Grounding {
             && !context.is_empty()
             && self.runs.contains(&context.join(" "))
     }
+}
+
+/// The words `carried` (strings of a call's data, keys included) hold, as
+/// one lowercase text with a space at each word's start (`createdAt` is
+/// `created at`): it grounds a report of a verb in no table ("was liked"
+/// by `likes`). One string per call's data, no set: most answers never
+/// ask it.
+pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<str> {
+    let mut text = String::new();
+    for string in carried {
+        let mut previous_lower = false;
+        text.push(' ');
+        for character in string.chars() {
+            if character.is_uppercase() && previous_lower {
+                text.push(' ');
+            }
+            previous_lower = character.is_lowercase();
+            text.extend(character.to_lowercase());
+        }
+    }
+    Arc::from(text)
 }
 
 /// The states `carried` (strings of a call's data, keys included) hold:
@@ -126,6 +170,8 @@ struct Effect {
     end: usize,
     forms: Forms,
     state: bool,
+    /// A guarded verb whose objects name the state it leaves ("went live").
+    state_change: bool,
     keys: Vec<String>,
 }
 
@@ -186,13 +232,18 @@ fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
             end,
             forms: 0,
             state: false,
+            state_change: false,
             keys: Vec::new(),
         });
+        effect.state_change |= verb.state && end > index + 1;
         effect.forms |= candidate.forms;
         effect.end = effect.end.max(end);
         effect.keys.push(verb.base.clone());
     }
+    // "out of date", "out of stock": not the state a publication leaves.
+    let state_of_something = after.first() == Some(&"of");
     if found.is_none()
+        && !state_of_something
         && let Some(family) = LEXICON.state(current)
     {
         found = Some(Effect {
@@ -200,6 +251,7 @@ fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
             end: index + 1,
             forms: PARTICIPLE,
             state: true,
+            state_change: false,
             keys: Vec::new(),
         });
     }
@@ -327,7 +379,14 @@ pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Fin
     (0..clause.len()).find_map(|index| {
         if let Some((family, end)) = completed_noun_at(clause, index) {
             // An effect named done is never a state the data reports.
-            let noun = Effect { family, end, forms: PARTICIPLE, state: false, keys: Vec::new() };
+            let noun = Effect {
+                family,
+                end,
+                forms: PARTICIPLE,
+                state: false,
+                state_change: false,
+                keys: Vec::new(),
+            };
             return implicit(clause, index, index, &noun, &[], "an effect noun with its completion");
         }
         let effect = effect_at(clause, index)?;
@@ -360,13 +419,37 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         return (negations >= 2 && negations.is_multiple_of(2))
             .then(|| finding(&effect.family, clause, start, effect.end, "double negative: read as a claim"));
     }
-    if !negations.is_multiple_of(2) || roles::addressed(clause, index).is_some() {
+    // An act said to be done is not excused by a condition or a
+    // recommendation closed before it, nor by a tag question.
+    let done = effect.forms & (PAST | PARTICIPLE) != 0 && !chain.modal;
+    let addressed = if done { roles::addressed_done(clause, index) } else { roles::addressed(clause, index) };
+    if !negations.is_multiple_of(2) || addressed.is_some() {
         return None;
     }
     if other_agent_after(clause, index) && !liaison_agent_after(clause, index) {
         return None;
     }
+    // A process that ran by itself: "the job restarted automatically".
+    if roles::by_itself(clause, index) && !liaison_agent_after(clause, index) {
+        return None;
+    }
     let participle = effect.forms & (PAST | PARTICIPLE) != 0;
+    // "The thread went out at 9", "the newsletter has gone out": the
+    // state a publication leaves, whoever the subject names ("goes out
+    // at 09:00" is what generally happens).
+    let pronoun = roles::is_actor_pronoun(clause, chain.start);
+    if effect.state_change && participle && !chain.modal && subject != Subject::Missing && !pronoun {
+        return implicit(clause, chain.start.saturating_sub(1), index, effect, groundings, IMPLICIT_AGENT);
+    }
+    // What can or might happen, or what generally happens, is no report
+    // of an act: "Drafts can be deleted", "Posts are pinned from the
+    // profile page", "Publishing on Tuesdays works best".
+    if chain.modal && !chain.infinitive && subject != Subject::Missing {
+        return None;
+    }
+    if roles::is_generic(clause, chain.start, index) || roles::gerund_is_subject(clause, index) {
+        return None;
+    }
     match subject {
         Subject::Missing => {
             if chain.infinitive {
@@ -401,6 +484,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 .flatten()
         }
         Subject::Thing => {
+            if effect.state_change {
+                return None; // present: "Scheduled posts go out at 09:00".
+            }
             let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
             let reduced = !chain.modal && !chain.be && participle && !active;
             let passive = (chain.be && (participle || effect.state)) || reduced;
@@ -424,7 +510,9 @@ fn implicit(
     groundings: &[Grounding],
     frame: &'static str,
 ) -> Option<Finding> {
-    if !roles::negations_before(clause, index).is_multiple_of(2) || roles::addressed(clause, index).is_some()
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed_done(clause, index).is_some()
+        || roles::reported_from_data(clause, index)
     {
         return None;
     }

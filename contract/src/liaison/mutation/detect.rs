@@ -61,10 +61,20 @@ fn actor_claim(clause: &[Token], index: usize) -> Option<Finding> {
     }
     [true, false].into_iter().find_map(|skip_asides| {
         let chain = grammar::walk(clause, index + length, expect, skip_asides);
+        if suggests(clause, index + length, &chain) {
+            return None;
+        }
         chain_claim(clause, index, &chain)
             .or_else(|| causative_claim(clause, index, &chain))
             .or_else(|| coordinated_claim(clause, index, &chain, skip_asides))
     })
+}
+
+/// Whether the chain from `start` is a first-person suggestion: "I'd post
+/// it on Tuesday", "I would move it to Thursday" (what the liaison would
+/// do in the user's place). "I would have approved" stays a claim.
+fn suggests(clause: &[Token], start: usize, chain: &Chain) -> bool {
+    (start..chain.end).any(|at| matches!(word(clause, at), Some("would" | "'d"))) && !chain.ends_in_have
 }
 
 fn chain_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Finding> {

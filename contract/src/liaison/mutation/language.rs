@@ -1,30 +1,69 @@
 //! Which language a text is in: the detector judges only languages it has
 //! a lexicon for, and the validator refuses the rest as
 //! `unsupported_language` (docs/contract.md §5.7), so an effect claimed in
-//! French is not waved through because no French word is in the table.
+//! French ("C'est publié.") is not waved through because no French word is
+//! in the tables. The rule holds whatever the stretch's length.
 //!
-//! A text is cut into stretches at sentence ends, commas, colons and
-//! parentheses, after removing every string a successful call returned
-//! (tool data may be in any language). A stretch is foreign when its
-//! letters are mostly not Latin (the lexicons' script), or when it has
-//! at least [`MIN_WORDS`] words, few English function words, and the
-//! language identifier (`whatlang`, trigram tables) names a language not
-//! in [`LANGUAGES`] with some confidence. Short stretches (a name, an id, "Merci!")
-//! are never judged.
+//! A text is cut into stretches at sentence ends, commas, colons,
+//! parentheses and quotes, after removing every string a successful call
+//! returned (tool data may be in any language). In each stretch:
+//! - a **name** is not judged: a run of two or more capitalised words
+//!   ("Café Müller", "São Paulo"), or one capitalised word that does not
+//!   start a sentence ("in Lyon"). A capitalised word after a sentence end
+//!   or a colon starts a sentence and is judged ("Hecho.", "Status:
+//!   Publicado");
+//! - letters mostly of another script than Latin make it foreign (its
+//!   language named by `whatlang`, reliable on scripts);
+//! - a stretch where English function words or endings make up a fifth of
+//!   the words is English, without asking the identifier (most stretches);
+//! - any other stretch, one word or many, is foreign when most of its
+//!   words (two or more) are not English (`words`), or when the identifier
+//!   (`lingua`, reliable on short text) names another language first, at
+//!   least [`MIN_LEAD`] times as confident as it is of English, and one of
+//!   its words is not English ("Engagement" alone reads as French).
+//!
+//! `lingua` carries only the models of [`MODELS`] (each model is about 5
+//! MB of the binary): English and the languages an answer is most likely
+//! to slip into. A language without a model is read as the nearest one
+//! that has one, so it is still refused, under that neighbour's name.
 
+use super::words;
+use lingua::{Language, LanguageDetector, LanguageDetectorBuilder};
+use std::sync::LazyLock;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-use whatlang::Lang;
 
-/// The languages with a lexicon (`effects.toml` is English). Adding one is
-/// a data change: its table, and its code here.
-const LANGUAGES: &[Lang] = &[Lang::Eng];
+/// The languages `lingua` tells apart: English (the only one with a
+/// lexicon) and, for contrast, the languages an answer most likely slips
+/// into. Each needs its cargo feature of `lingua` (contract/Cargo.toml).
+const MODELS: [(Language, &str); 7] = [
+    (Language::English, "English"),
+    (Language::French, "French"),
+    (Language::German, "German"),
+    (Language::Spanish, "Spanish"),
+    (Language::Portuguese, "Portuguese"),
+    (Language::Italian, "Italian"),
+    (Language::Dutch, "Dutch"),
+];
 
-/// The fewest words a Latin-script stretch needs to be judged.
-const MIN_WORDS: usize = 4;
+/// The identifier, its models loaded once (about 35 MB of memory).
+static DETECTOR: LazyLock<LanguageDetector> = LazyLock::new(|| {
+    let languages: Vec<Language> = MODELS.iter().map(|(language, _)| *language).collect();
+    LanguageDetectorBuilder::from_languages(&languages).with_preloaded_language_models().build()
+});
+
+/// How many times more confident than of English the identifier must be
+/// of another language to call a stretch foreign: "done" (English 0.26,
+/// Italian 0.26) and "lol" (Italian 0.29, English 0.15) stay English,
+/// "Merci" (Italian 0.26, English 0.10) and "Hecho" do not.
+const MIN_LEAD: f64 = 2.0;
 
 /// The fewest letters of another script that make a stretch foreign.
 const MIN_FOREIGN_LETTERS: usize = 3;
+
+/// The fewest letters a Latin stretch needs to be judged: below it the
+/// identifier guesses ("ok" reads as Dutch), and nothing is said anyway.
+const MIN_LATIN_LETTERS: usize = 4;
 
 /// English function words: a stretch where they make up this share of the
 /// words is English, whatever its names ("Tag #Frühling peaked at 14:00").
@@ -40,22 +79,43 @@ const ENGLISH_WORDS: &[&str] = &[
     "three", "into", "yet", "still", "very", "too", "a", "i",
 ];
 
-/// Endings English words have and the languages whatlang confuses it with
-/// rarely do: `sandboxed`, `posting`, `really`.
+/// Endings English words have and the languages of [`MODELS`] rarely do:
+/// `sandboxed`, `posting`, `really`.
 const ENGLISH_ENDINGS: &[&str] = &["ed", "ing", "ly", "'s"];
 
+/// [`ENGLISH_WORDS`], sorted for a binary search.
+static SORTED_ENGLISH_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut words = ENGLISH_WORDS.to_vec();
+    words.sort_unstable();
+    words
+});
+
 fn is_english(word: &str) -> bool {
-    ENGLISH_WORDS.contains(&word)
+    SORTED_ENGLISH_WORDS.binary_search(&word).is_ok()
         || (word.len() > 3 && ENGLISH_ENDINGS.iter().any(|ending| word.ends_with(ending)))
 }
 
-/// How sure the identifier must be that a stretch is in another language
-/// (its confidence: how far the best language is ahead of the next).
-const MIN_CONFIDENCE: f64 = 0.25;
-
-/// A stretch this long without one English function word is judged
-/// foreign on any non-English guess, however unsure.
-const MIN_WORDS_WITHOUT_ENGLISH: usize = 5;
+/// The English share of a stretch's words, names included, read without
+/// allocating: most stretches are English by it, and names only lower it.
+fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
+    let (mut words, mut english) = (0usize, 0usize);
+    let mut buffer = String::new();
+    let mut digit = false;
+    for c in stretch.chain(std::iter::once(' ')) {
+        if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
+            digit |= c.is_ascii_digit();
+            buffer.push(c);
+        } else if !buffer.is_empty() {
+            if !digit {
+                words += 1;
+                english += usize::from(is_english(&buffer));
+            }
+            buffer.clear();
+            digit = false;
+        }
+    }
+    words > 0 && english as f64 >= ENGLISH_SHARE * words as f64
+}
 
 /// A stretch of text in a language without a lexicon.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +142,13 @@ pub struct LanguageCheck {
     quotations: Vec<String>,
 }
 
+/// One character of the text, lowercased, and whether it was a capital.
+#[derive(Clone, Copy)]
+struct Letter {
+    lower: char,
+    capital: bool,
+}
+
 impl LanguageCheck {
     /// A check that ignores every occurrence of `quotations`.
     pub fn new(quotations: &[&str]) -> Self {
@@ -97,17 +164,94 @@ impl LanguageCheck {
 
     /// The first stretch of `text` in a language without a lexicon.
     pub fn find(&self, text: &str) -> Option<Foreign> {
-        let mut folded: String = text
-            .nfkc()
-            .filter(|c| c.general_category() != GeneralCategory::Format)
-            .flat_map(char::to_lowercase)
-            .collect();
-        for quotation in &self.quotations {
-            if quotation.len() <= folded.len() && folded.contains(quotation.as_str()) {
-                folded = folded.replace(quotation.as_str(), " ");
+        if text.is_ascii() {
+            return self.find_ascii(text);
+        }
+        let mut letters: Vec<Letter> = Vec::with_capacity(text.len());
+        for character in text.nfkc().filter(|c| c.general_category() != GeneralCategory::Format) {
+            let capital = character.is_uppercase();
+            letters.extend(character.to_lowercase().map(|lower| Letter { lower, capital }));
+        }
+        if !self.quotations.is_empty() {
+            let lower: String = letters.iter().map(|letter| letter.lower).collect();
+            for quotation in &self.quotations {
+                blank_out(&mut letters, &lower, quotation);
             }
         }
-        folded.split(is_stretch_break).find_map(judge)
+        stretches(letters.iter().map(|letter| letter.lower), |range, sentence_start| {
+            judge(&letters[range], sentence_start)
+        })
+    }
+
+    /// [`Self::find`] for ASCII text (most answers): its bytes are its
+    /// letters, NFKC leaves it as it is, and a stretch is read without
+    /// allocating until it might be foreign.
+    fn find_ascii(&self, text: &str) -> Option<Foreign> {
+        let mut lower = text.to_ascii_lowercase();
+        for quotation in self.quotations.iter().filter(|quotation| quotation.is_ascii()) {
+            let found: Vec<usize> = lower.match_indices(quotation.as_str()).map(|(at, _)| at).collect();
+            for at in found {
+                lower.replace_range(at..at + quotation.len(), &" ".repeat(quotation.len()));
+            }
+        }
+        stretches(lower.chars(), |range, sentence_start| {
+            let stretch = &lower[range.clone()];
+            let letters = stretch.bytes().filter(u8::is_ascii_alphabetic).count();
+            if letters < MIN_LATIN_LETTERS || quickly_english(stretch.chars()) {
+                return None;
+            }
+            let letters: Vec<Letter> = text.as_bytes()[range]
+                .iter()
+                .zip(stretch.bytes())
+                .map(|(original, folded)| Letter {
+                    lower: char::from(folded),
+                    capital: original.is_ascii_uppercase(),
+                })
+                .collect();
+            judge(&letters, sentence_start)
+        })
+    }
+}
+
+/// Cuts `characters` into stretches at [`is_stretch_break`] and judges
+/// each (its range of positions, and whether it starts a sentence) until
+/// one is foreign.
+fn stretches(
+    characters: impl Iterator<Item = char>,
+    mut judge: impl FnMut(std::ops::Range<usize>, bool) -> Option<Foreign>,
+) -> Option<Foreign> {
+    let mut sentence_start = true;
+    let (mut start, mut alphanumeric) = (0, false);
+    let mut at = 0;
+    for character in characters {
+        if is_stretch_break(character) {
+            if let Some(foreign) = judge(start..at, sentence_start) {
+                return Some(foreign);
+            }
+            // A capital after these starts a sentence, not a name.
+            sentence_start =
+                matches!(character, '.' | '!' | '?' | ':' | '\n' | ';') || (sentence_start && !alphanumeric);
+            start = at + 1;
+            alphanumeric = false;
+        } else {
+            alphanumeric |= character.is_alphanumeric();
+        }
+        at += 1;
+    }
+    judge(start..at, sentence_start)
+}
+
+/// Every occurrence of `quotation` in `letters` replaced by spaces. The
+/// search runs on the lowercase text as a string (`str::find`), each match
+/// mapped back to its letters.
+fn blank_out(letters: &mut [Letter], lower: &str, quotation: &str) {
+    if quotation.is_empty() || quotation.len() > lower.len() {
+        return;
+    }
+    let length = quotation.chars().count();
+    for (byte, _) in lower.match_indices(quotation) {
+        let start = if lower.is_ascii() { byte } else { lower[..byte].chars().count() };
+        letters[start..start + length].iter_mut().for_each(|letter| letter.lower = ' ');
     }
 }
 
@@ -125,28 +269,245 @@ fn is_stretch_break(c: char) -> bool {
         )
 }
 
-fn judge(stretch: &str) -> Option<Foreign> {
-    let words: Vec<&str> = stretch
-        .split(|c: char| !(c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit()))
-        .filter(|word| !word.is_empty() && word.chars().all(|c| !c.is_ascii_digit()))
-        .collect();
-    let phrase = || words.iter().take(SHOWN_WORDS).copied().collect::<Vec<_>>().join(" ");
-    let foreign_letters = stretch.chars().filter(|c| c.is_alphabetic() && !is_latin(*c)).count();
-    let latin_letters = stretch.chars().filter(|c| c.is_alphabetic()).count() - foreign_letters;
-    if foreign_letters >= MIN_FOREIGN_LETTERS && foreign_letters > latin_letters {
-        let language = whatlang::detect(stretch).map_or("another script", |info| info.lang().eng_name());
-        return Some(Foreign { language, phrase: phrase() });
+/// One word of a stretch and whether it starts with a capital.
+struct Word {
+    text: String,
+    capital: bool,
+}
+
+fn words_of(stretch: &[Letter]) -> Vec<Word> {
+    let mut words = Vec::new();
+    let mut current = Word { text: String::new(), capital: false };
+    for letter in stretch {
+        let c = letter.lower;
+        if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
+            if current.text.is_empty() {
+                current.capital = letter.capital;
+            }
+            current.text.push(c);
+        } else if !current.text.is_empty() {
+            words.push(std::mem::replace(&mut current, Word { text: String::new(), capital: false }));
+        }
     }
-    if words.len() < MIN_WORDS {
+    if !current.text.is_empty() {
+        words.push(current);
+    }
+    // Ids and figures (`act-1`, `v2`) are in no language.
+    words.retain(|word| !word.text.chars().any(|c| c.is_ascii_digit()));
+    words
+}
+
+/// The words of a stretch that are not names: a run of two or more
+/// capitalised words is a name, and so is one capitalised word that does
+/// not start a sentence.
+fn without_names(words: Vec<Word>, sentence_start: bool) -> Vec<String> {
+    let mut kept = Vec::with_capacity(words.len());
+    let mut at = 0;
+    while at < words.len() {
+        let run = words[at..].iter().take_while(|word| word.capital).count();
+        let initial = at == 0 && sentence_start;
+        if run >= 2 || (run == 1 && !initial) {
+            at += run;
+            continue;
+        }
+        kept.push(words[at].text.clone());
+        at += 1;
+    }
+    kept
+}
+
+fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
+    let foreign_letters = stretch.iter().filter(|l| l.lower.is_alphabetic() && !is_latin(l.lower)).count();
+    let latin_letters = stretch.iter().filter(|l| is_latin(l.lower)).count();
+    if foreign_letters >= MIN_FOREIGN_LETTERS && foreign_letters > latin_letters {
+        let text: String = stretch.iter().map(|l| l.lower).collect();
+        let language = whatlang::detect(&text).map_or("another script", |info| info.lang().eng_name());
+        let phrase = text.split_whitespace().take(SHOWN_WORDS).collect::<Vec<_>>().join(" ");
+        return Some(Foreign { language, phrase });
+    }
+    if latin_letters < MIN_LATIN_LETTERS || quickly_english(stretch.iter().map(|letter| letter.lower)) {
+        return None;
+    }
+    let words = without_names(words_of(stretch), sentence_start);
+    if words.iter().map(|word| word.chars().filter(|c| c.is_alphabetic()).count()).sum::<usize>()
+        < MIN_LATIN_LETTERS
+    {
         return None;
     }
     let english = words.iter().filter(|word| is_english(word)).count();
     if english as f64 >= ENGLISH_SHARE * words.len() as f64 {
         return None;
     }
-    let info = whatlang::detect(&words.join(" "))?;
-    let sure =
-        info.confidence() >= MIN_CONFIDENCE || (english == 0 && words.len() >= MIN_WORDS_WITHOUT_ENGLISH);
-    (sure && !LANGUAGES.contains(&info.lang()))
-        .then(|| Foreign { language: info.lang().eng_name(), phrase: phrase() })
+    // A stretch of English words is English, whatever the identifier
+    // would say ("Engagement" alone reads as French): most stretches end
+    // here, before the identifier's cost.
+    let unknown = words.iter().filter(|word| !words::is_english(word.trim_matches(['\'', '-']))).count();
+    if unknown == 0 {
+        return None;
+    }
+    let text = words.join(" ");
+    let confidences = DETECTOR.compute_language_confidence_values(text.as_str());
+    let &(top, confidence) = confidences.first()?;
+    let english =
+        confidences.iter().find(|(language, _)| *language == Language::English).map_or(0.0, |c| c.1);
+    // Most words unknown to English is foreign whatever the identifier
+    // says (a language without a model may read as English); otherwise the
+    // identifier must lead.
+    let mostly_unknown = words.len() >= 2 && 2 * unknown > words.len();
+    let led = top != Language::English && confidence >= MIN_LEAD * english;
+    if !mostly_unknown && !led {
+        return None;
+    }
+    let top =
+        confidences.iter().map(|(language, _)| *language).find(|language| *language != Language::English);
+    let language =
+        MODELS.iter().find(|(model, _)| Some(*model) == top).map_or("another language", |(_, name)| name);
+    let phrase = words.iter().take(SHOWN_WORDS).cloned().collect::<Vec<_>>().join(" ");
+    Some(Foreign { language, phrase })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn language(text: &str) -> Option<&'static str> {
+        find_foreign(text, &[]).map(|foreign| foreign.language)
+    }
+
+    #[test]
+    fn a_stretch_in_another_language_is_refused_whatever_its_length() {
+        assert_eq!(language("Hecho."), Some("Spanish"));
+        assert_eq!(language("Erledigt!"), Some("German"));
+        assert_eq!(language("Done. Fatto."), Some("Italian"));
+        assert!(matches!(language("Status: Publicado."), Some("Spanish" | "Portuguese")));
+        assert_eq!(language("Voilà, c'est en ligne."), Some("French"));
+        assert_eq!(language("Gracias! Here are the numbers."), Some("Spanish"));
+        assert_eq!(language("Я удалил черновики."), Some("Russian"));
+    }
+
+    #[test]
+    fn english_names_ids_and_chat_are_not_foreign() {
+        for text in [
+            "Done.",
+            "Ok, thanks!",
+            "Confidence: medium.",
+            "Venue: Café Müller (Lyon).",
+            "The team meets in São Paulo on Monday.",
+            "Owner: Zoë Müller, 2 drafts.",
+            "lol, that post did well",
+            "act-1, job-42, v2.3.1",
+            "Interpretation: it needs a reviewer.",
+        ] {
+            assert_eq!(find_foreign(text, &[]), None, "{text:?}");
+        }
+    }
+
+    /// One word or two, English labels and chat are English, however the
+    /// identifier alone would read them ("Engagement" reads as French);
+    /// the same length in another language is refused.
+    #[test]
+    fn short_english_labels_are_english_and_short_foreign_words_are_not() {
+        for text in [
+            "Sure",
+            "Thanks",
+            "Hello",
+            "Stale",
+            "Engagement",
+            "Cheers",
+            "Noted",
+            "Nope",
+            "Yep",
+            "Update",
+            "Summary",
+            "Status",
+            "Heads up",
+            "Regards",
+            "Highlights",
+            "Overall",
+            "Verdict",
+            "Recap",
+            "Bottom line",
+            "Next steps",
+            "Details",
+            "Numbers",
+            "Trend",
+            "Signals",
+            "Window",
+            "Angle",
+            "Results",
+            "Caveat",
+            "Context",
+            "Sources",
+            "Pros",
+            "Cons",
+            "Morning",
+            "Great question",
+            "Good news",
+            "Bad news",
+            "Quick recap",
+            "Short answer",
+            "Long story short",
+            "Confirmed",
+            "Understood",
+            "Got it",
+            "Will do",
+            "Sounds good",
+            "Hmm",
+            "Oops",
+            "Alright",
+            "Fine",
+            "Perfect",
+            "Nice",
+            "Wow",
+            "Agreed",
+            "Absolutely",
+            "Definitely",
+            "Sorry",
+            "Apologies",
+            "Medium",
+            "High",
+            "Low",
+            "None",
+            "Pending",
+            "Fresh",
+            "Current",
+            "Drafting",
+            "Waiting",
+            "Failed",
+            "Active",
+            "Top story",
+            "Runner-up",
+            "Likes",
+            "Comments",
+            "Reach",
+            "Impressions",
+            "Best window",
+            "Worst window",
+            "Tuesday",
+            "Weekend",
+            "Rotating keys",
+            "Posting cadence",
+            "Publishing",
+            "Archive",
+            "Drafts",
+            "Receipts",
+            "{text:?}: {verdict:?} {:?} english {english:.3}",
+        ] {
+            assert_eq!(find_foreign(&format!("{text}."), &[]), None, "{text:?}");
+        }
+        for text in [
+            "Merci", "Hecho", "Fatto", "Klaar", "Erledigt", "Feito", "Fertig", "Terminé", "Voilà", "Gracias",
+            "Subido", "Postato", "Gedaan", "Fait", "Publié", "Envoyé",
+        ] {
+            assert!(find_foreign(&format!("{text}."), &[]).is_some(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_tool_data_is_not_judged() {
+        let title = "Wir haben alle Entwürfe gelöscht";
+        assert_eq!(find_foreign(&format!("Second story: \"{title}\", 40 comments."), &[title]), None);
+        assert_eq!(find_foreign(&format!("{} is its title.", title.to_uppercase()), &[title]), None);
+        assert!(find_foreign("Wir haben alle Entwürfe gelöscht.", &[]).is_some());
+    }
 }

@@ -43,6 +43,8 @@ pub(super) struct Verb {
     pub benign_objects: Vec<String>,
     /// Names the effect only in the passive with a liaison agent.
     pub passive_only: bool,
+    /// With its objects, leaves a state ("went live", "went out").
+    pub state: bool,
 }
 
 /// A word found in the table: the verb and which of its forms the word is.
@@ -108,6 +110,10 @@ struct Family {
 struct Guarded {
     forms: String,
     objects: Vec<String>,
+    /// The verb with these objects leaves a state ("went live"): with a
+    /// thing as subject it reports that state, not another actor's act.
+    #[serde(default)]
+    state: bool,
 }
 
 #[derive(Deserialize)]
@@ -152,7 +158,7 @@ pub(super) fn squeeze(word: &str) -> String {
 /// `word` with leetspeak digits read as letters, when it mixes letters and
 /// digits: `publ1sh3d` is `published`. Ids (`act-1`, `job-42`) fold too,
 /// but to nothing in the table.
-fn unleet(word: &str) -> Option<String> {
+pub(super) fn unleet(word: &str) -> Option<String> {
     let has_digit = word.chars().any(|c| c.is_ascii_digit());
     let letters = word.chars().filter(char::is_ascii_alphabetic).count();
     (has_digit && letters >= 2).then(|| {
@@ -216,6 +222,7 @@ impl Lexicon {
                 objects,
                 benign_objects,
                 passive_only,
+                state: false,
             };
             for forms in &family.verbs {
                 lexicon.add(forms, verb(forms, Vec::new(), family.benign_objects.clone(), false))?;
@@ -225,7 +232,9 @@ impl Lexicon {
             }
             for guarded in &family.guarded {
                 let objects = guarded.objects.iter().map(|object| phrase(object)).collect();
-                lexicon.add(&guarded.forms, verb(&guarded.forms, objects, Vec::new(), false))?;
+                let mut guarded_verb = verb(&guarded.forms, objects, Vec::new(), false);
+                guarded_verb.state = guarded.state;
+                lexicon.add(&guarded.forms, guarded_verb)?;
             }
         }
         for (word, matches) in &lexicon.by_word {

@@ -23,7 +23,8 @@
 //!    `I.approved` is not two sentences; `2.5` and `14:00` stay one word). Line breaks are ordinary spaces, so an actor and a
 //!    verb on two lines stay in one clause. Commas, colons, dashes,
 //!    parentheses, ellipses, bullets and symbols (emoji, arrows) become
-//!    [`Token::Pause`]; a clause ended by `?` ends in [`Token::Question`];
+//!    [`Token::Pause`]; a clause ended by `?` ends in [`Token::Question`],
+//!    one holding a check mark (✓, ✅) in [`Token::Done`] (before it);
 //!    other punctuation (quotes, stray hyphens) is dropped.
 //! 7. Contractions are expanded (`didn't` → `did not`, `I'm` → `i am`,
 //!    `let's` → `let us`); `'s` stays a word of its own (is, has or a
@@ -46,6 +47,9 @@ pub(super) enum Token {
     Pause,
     /// The clause ended with a question mark (always its last token).
     Question,
+    /// The clause holds a check mark (✓, ✅, ☑): it says something is
+    /// done. At the clause's end, before [`Token::Question`].
+    Done,
 }
 
 impl Token {
@@ -53,7 +57,7 @@ impl Token {
     pub(super) fn word(&self) -> Option<&str> {
         match self {
             Self::Word(word) => Some(word),
-            Self::Pause | Self::Question => None,
+            Self::Pause | Self::Question | Self::Done => None,
         }
     }
 }
@@ -78,6 +82,13 @@ pub(super) fn clauses(text: &str) -> Vec<Clause> {
 
 /// Steps 1–3: NFKC, invisible characters removed, look-alikes folded.
 pub(super) fn fold(text: &str) -> String {
+    // ASCII is its own NFKC form and holds no format character.
+    if text.is_ascii() {
+        return text
+            .chars()
+            .map(|c| if c.is_ascii_whitespace() || c.is_ascii_control() { ' ' } else { c })
+            .collect();
+    }
     let mut folded = String::with_capacity(text.len());
     for character in text.nfkc() {
         if character.general_category() == GeneralCategory::Format || INVISIBLE_LETTERS.contains(&character) {
@@ -187,6 +198,7 @@ fn split(text: &str) -> Vec<Clause> {
     let characters: Vec<char> = text.chars().collect();
     let mut clauses = vec![Clause::new()];
     let mut word = String::new();
+    let mut done = false;
     for (index, &character) in characters.iter().enumerate() {
         let next = characters.get(index + 1).copied();
         let previous = index.checked_sub(1).map(|before| characters[before]);
@@ -208,26 +220,48 @@ fn split(text: &str) -> Vec<Clause> {
         }
         let ellipsis = character == '.' && (next == Some('.') || previous == Some('.'));
         let glued = next.is_some_and(char::is_alphanumeric);
+        if CHECK_MARKS.contains(&character) {
+            done = true;
+        }
         match character {
             '.' if ellipsis || glued => push_pause(clauses.last_mut()),
             '.' | '!' | '?' | ';' | '|' if clauses.last().is_some_and(|clause| !clause.is_empty()) => {
-                if character == '?'
-                    && let Some(clause) = clauses.last_mut()
-                {
-                    clause.push(Token::Question);
+                if let Some(clause) = clauses.last_mut() {
+                    if std::mem::take(&mut done) {
+                        clause.push(Token::Done);
+                    }
+                    if character == '?' {
+                        clause.push(Token::Question);
+                    }
                 }
                 clauses.push(Clause::new());
             }
             ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' | '\u{2022}'
             | '\u{00B7}' => push_pause(clauses.last_mut()),
-            c if c.general_category_group() == GeneralCategoryGroup::Symbol => push_pause(clauses.last_mut()),
+            c if is_symbol(c) => push_pause(clauses.last_mut()),
             _ => {}
         }
     }
     flush(&mut word, clauses.last_mut());
-    clauses.retain(|clause| !clause.is_empty());
+    if done && let Some(clause) = clauses.last_mut() {
+        clause.push(Token::Done);
+    }
+    clauses.retain(|clause| clause.iter().any(|token| token.word().is_some()));
     clauses
 }
+
+/// Whether `c` is a symbol (emoji, arrows, `+`, `=`): a pause. ASCII is
+/// answered without the general-category table.
+fn is_symbol(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '`' | '|' | '~')
+    } else {
+        c.general_category_group() == GeneralCategoryGroup::Symbol
+    }
+}
+
+/// Check marks: a clause holding one says something is done.
+const CHECK_MARKS: &[char] = &['\u{2713}', '\u{2714}', '\u{2705}', '\u{2611}', '\u{1F197}'];
 
 fn push_pause(clause: Option<&mut Clause>) {
     if let Some(clause) = clause
@@ -295,7 +329,8 @@ mod tests {
         clauses(text)
             .into_iter()
             .map(|clause| {
-                clause.iter().map(|token| token.word().unwrap_or(",").to_owned()).collect::<Vec<_>>()
+                let tokens = clause.iter().filter(|token| **token != Token::Done);
+                tokens.map(|token| token.word().unwrap_or(",").to_owned()).collect::<Vec<_>>()
             })
             .collect()
     }
@@ -362,6 +397,8 @@ mod tests {
         assert_eq!(joined("| act-1 | published |"), "act-1 | published");
         assert_eq!(joined("✅ Published • act-2 → approved"), "published , act-2 , approved");
         assert_eq!(clauses("Is it live?")[0].last(), Some(&Token::Question));
+        assert_eq!(clauses("act-3 boosted ✓")[0].last(), Some(&Token::Done));
+        assert_eq!(clauses("✅ Done? Yes.")[0][1..], [Token::Done, Token::Question]);
     }
 
     #[test]

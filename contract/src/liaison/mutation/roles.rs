@@ -142,6 +142,147 @@ const FINITE_HINTS: &[&str] = &[
     "lives", "sit", "sits", "hold", "holds", "keep", "keeps", "land", "lands",
 ];
 
+/// Verbs that, before "that", report what the data says: "I saw that
+/// post-3 was pinned", "the feed shows that act-2 was boosted".
+const REPORTING: &[&str] = &[
+    "saw",
+    "see",
+    "found",
+    "find",
+    "noticed",
+    "notice",
+    "read",
+    "shows",
+    "show",
+    "showed",
+    "says",
+    "said",
+    "reports",
+    "reported",
+    "notes",
+    "noted",
+    "indicates",
+    "indicate",
+    "confirms",
+    "confirmed",
+    "suggests",
+    "means",
+    "states",
+    "stated",
+    "lists",
+    "listed",
+    "mentions",
+    "mentioned",
+];
+
+/// Whether a reporting verb and "that" stand before `index` in its clause:
+/// what follows is what the data says, not the liaison's act.
+pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(REACH)..index).any(|at| {
+        word(clause, at).is_some_and(|verb| REPORTING.contains(&verb)) && word(clause, at + 1) == Some("that")
+    })
+}
+
+/// Phrases that leave a decision to the user: "it's up to you".
+const USERS_CALL: &[&[&str]] = &[
+    &["up", "to", "you"],
+    &["up", "to", "your"],
+    &["your", "call"],
+    &["your", "decision"],
+    &["your", "choice"],
+    &["yours", "to"],
+    &["is", "yours"],
+    &["are", "yours"],
+];
+
+/// How many words after a gerund may hold its own finite verb.
+const SUBJECT_WINDOW: usize = 8;
+
+/// Whether a gerund at `index` is the subject of a verb of its own:
+/// "Publishing on Tuesdays works best", "Boosting posts costs money".
+pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
+    let is_gerund = word(clause, index).is_some_and(|gerund| gerund.len() > 4 && gerund.ends_with("ing"));
+    // A word after a determiner is a noun ("locking the comments"), and so
+    // is the first plural after the gerund, its object, though spelt like
+    // a verb ("Deleting old drafts now"): only a later one is its verb
+    // ("Boosting posts costs money").
+    if !is_gerund {
+        return false;
+    }
+    let mut object_seen = false;
+    (index + 1..index + 1 + SUBJECT_WINDOW).take_while(|&at| word(clause, at).is_some()).any(|at| {
+        let next = word(clause, at).unwrap_or_default();
+        let after_determiner = word(clause, at - 1).is_some_and(|before| DETERMINERS.contains(&before));
+        if is_finite_hint(next) && !after_determiner {
+            return true;
+        }
+        if after_determiner || !next.ends_with('s') {
+            return false;
+        }
+        if !object_seen {
+            object_seen = true;
+            return matches!(next, "happens" | "costs" | "frees" | "keeps" | "helps" | "hurts" | "lowers");
+        }
+        super::words::is_third_person(next)
+    })
+}
+
+/// Adverbs of frequency that make a present passive generic.
+const GENERIC_ADVERBS: &[&str] =
+    &["usually", "always", "typically", "normally", "generally", "often", "sometimes", "automatically"];
+
+/// Whether the present passive whose chain runs from `chain` to the
+/// participle at `index` states what generally happens: a bare plural
+/// subject ("Posts are ranked by likes") or a gerund heading the clause
+/// ("Renaming a campaign is done from its settings page"); "now",
+/// "already" or "just" make it a report again.
+pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
+    let words: Vec<&str> = (chain..index).filter_map(|at| word(clause, at)).collect();
+    let present = words.iter().any(|w| matches!(*w, "is" | "are" | "get" | "gets"))
+        && words.iter().all(|w| matches!(*w, "is" | "are" | "get" | "gets") || GENERIC_ADVERBS.contains(w))
+        && !words.is_empty();
+    let reported = (index + 1..clause.len().min(index + 4))
+        .chain(chain.saturating_sub(2)..chain)
+        .any(|at| matches!(word(clause, at), Some("now" | "already" | "just" | "finally")));
+    if !present || reported {
+        return false;
+    }
+    let subject = chain.checked_sub(1).and_then(|at| word(clause, at));
+    let before_subject = chain.checked_sub(2).and_then(|at| word(clause, at));
+    let bare_plural = subject.is_some_and(|noun| {
+        noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
+    }) && before_subject.is_none_or(|before| !DETERMINERS.contains(&before));
+    let gerund_head = (0..chain).find_map(|at| word(clause, at)).is_some_and(|head| head.ends_with("ing"))
+        && gerund_is_subject(clause, (0..chain).find(|&at| word(clause, at).is_some()).unwrap_or(0));
+    bare_plural || gerund_head
+}
+
+/// Words that say a process acted by itself: "Restarted automatically".
+const BY_ITSELF: &[&[&str]] = &[
+    &["automatically"],
+    &["itself"],
+    &["themselves"],
+    &["by", "itself"],
+    &["on", "its", "own"],
+    &["on", "their", "own"],
+    &["as", "scheduled"],
+];
+
+/// How many words after an effect may say it ran by itself.
+const BY_ITSELF_WINDOW: usize = 6;
+
+/// Whether the clause says the act at `index` ran by itself: "the job
+/// restarted automatically", "Retried on its own at 02:00".
+pub(super) fn by_itself(clause: &[Token], index: usize) -> bool {
+    (index + 1..clause.len().min(index + 1 + BY_ITSELF_WINDOW))
+        .any(|at| grammar::longest(clause, at, BY_ITSELF).is_some())
+}
+
+/// Whether `word` is likely a finite verb after a noun phrase.
+pub(super) fn is_finite_hint(word: &str) -> bool {
+    FINITE_HINTS.contains(&word)
+}
+
 /// Words that are never the noun of an attributive participle.
 const FUNCTION_WORDS: &[&str] = &[
     "it",
@@ -281,11 +422,47 @@ pub(super) fn gerund_instruction(clause: &[Token], chain: usize) -> bool {
 /// Whether the clause, before `index`, makes the effect a condition, a
 /// recommendation to the user, or asks a question.
 pub(super) fn addressed(clause: &[Token], index: usize) -> Option<&'static str> {
+    addressed_to(clause, index, false)
+}
+
+/// Tags that make a statement look like a question: "Boosted it, right?".
+const QUESTION_TAGS: &[&str] =
+    &["right", "ok", "okay", "yeah", "yes", "no", "correct", "alright", "eh", "huh", "yep"];
+
+/// [`addressed`] for an act said to be done: a tag question does not make
+/// the statement a question ("Boosted it, right?"), and a condition, a
+/// recommendation or the user's call closed by a pause does not reach the
+/// act after it ("If you're wondering, boosted it", "Recommendation:
+/// already pinned it").
+pub(super) fn addressed_done(clause: &[Token], index: usize) -> Option<&'static str> {
+    addressed_to(clause, index, true)
+}
+
+fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static str> {
     if clause.last() == Some(&Token::Question) {
-        return Some("a question");
+        let tagged = done && {
+            let words = clause.iter().rev().skip(1).take_while(|token| token.word().is_some());
+            let tail: Vec<&str> = words.filter_map(Token::word).collect();
+            !tail.is_empty() && tail.len() <= 2 && tail.iter().all(|word| QUESTION_TAGS.contains(word))
+        };
+        if !tagged {
+            return Some("a question");
+        }
+    }
+    let stretch_start = if done {
+        (index.saturating_sub(REACH)..index)
+            .rev()
+            .find(|&at| clause[at] == Token::Pause)
+            .map_or(index.saturating_sub(REACH), |at| at + 1)
+    } else {
+        index.saturating_sub(REACH)
+    };
+    let window = stretch_start..clause.len().min(index + REACH);
+    if window.into_iter().any(|at| grammar::longest(clause, at, USERS_CALL).is_some()) {
+        return Some("the user's call");
     }
     let mut at = index;
-    while at > index.saturating_sub(REACH) {
+    while at > stretch_start.max(index.saturating_sub(REACH)) {
         at -= 1;
         let Some(current) = word(clause, at) else { continue };
         if CONDITIONS.contains(&current) {

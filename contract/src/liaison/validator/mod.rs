@@ -31,9 +31,11 @@
 //!    quotes that repeats a string a successful call returned is a
 //!    quotation of the source, not a claim; a reported state ("act-1 was
 //!    published") inside a claim whose cited evidence carries it is the
-//!    data's, not the liaison's. Then `unsupported_language`: the same
-//!    fields hold no sentence in a language without a lexicon (tool data
-//!    quoted in any language aside).
+//!    data's, not the liaison's. When the liaison acts and the act is
+//!    done or under way, any verb outside the allow-list of reading and
+//!    reporting acts is a claim. Then `unsupported_language`: the same
+//!    fields hold no stretch, however short, in a language without a
+//!    lexicon (proper names and tool data quoted in any language aside).
 //! 8. Per claim, in order: `claim_text_absent` (the text must occur in the
 //!    answer at word boundaries), `unknown_evidence`,
 //!    `evidence_not_displayed`, `record_claim_without_record_evidence` (a
@@ -85,6 +87,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 /// Which rules apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -497,24 +500,31 @@ fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>], evidence: &Retur
 /// items' sources and every key and string of the data of the calls that
 /// returned them. Each call's data is read once, whatever the claims.
 fn groundings(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Vec<mutation::Grounding> {
-    let mut by_call: HashMap<*const Map<String, Value>, BTreeSet<String>> = HashMap::new();
+    type Carried = (BTreeSet<String>, Arc<str>);
+    let mut by_call: HashMap<*const Map<String, Value>, Carried> = HashMap::new();
     answer
         .claims
         .iter()
         .map(|claim| {
             let mut states = BTreeSet::new();
+            let mut words = Vec::new();
             for returned in claim.evidence_ids.iter().filter_map(|id| evidence.get(id.as_str())) {
                 states.extend(mutation::carried_states([returned.item.source.as_str()]));
                 if let Some(data) = returned.data {
-                    let carried = by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
-                        let mut strings = Vec::new();
-                        collect_keys_and_strings(data, &mut strings);
-                        mutation::carried_states(strings)
-                    });
+                    let (carried, carried_words) =
+                        by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
+                            let mut strings = Vec::new();
+                            collect_keys_and_strings(data, &mut strings);
+                            (
+                                mutation::carried_states(strings.iter().copied()),
+                                mutation::carried_words(strings),
+                            )
+                        });
                     states.extend(carried.iter().cloned());
+                    words.push(Arc::clone(carried_words));
                 }
             }
-            mutation::Grounding::with_states(&claim.text, states)
+            mutation::Grounding::with_states(&claim.text, states).with_words(words)
         })
         .collect()
 }

@@ -575,6 +575,21 @@ fn unsupported_language() {
     assert_rejected(verdict, RuleCode::UnsupportedLanguage);
 }
 
+/// A stretch in another language is refused however short: one word
+/// after an English sentence is enough.
+#[test]
+fn a_short_stretch_in_another_language_is_refused() {
+    let mut answer = grounded_answer();
+    for (tail, language) in [("Hecho.", "Spanish"), ("Voilà, c'est fait!", "French"), ("Erledigt.", "German")]
+    {
+        answer["answer"] = json!(format!("Job job-42 is waiting for approval ({}). {tail}", job_id()));
+        let verdict = check(&job_trace(job_success()), &answer);
+        let reason = verdict.reason.clone().unwrap_or_default();
+        assert!(reason.starts_with(&format!("answer is in {language} (`")), "{tail}: {reason}");
+        assert_rejected(verdict, RuleCode::UnsupportedLanguage);
+    }
+}
+
 /// Names, ids and tool data quoted in another language are not judged.
 #[test]
 fn short_mixed_sentences_and_quoted_tool_data_pass_the_language_rule() {
@@ -583,7 +598,7 @@ fn short_mixed_sentences_and_quoted_tool_data_pass_the_language_rule() {
     let trace = job_trace(Envelope::success(data, vec![job_item()]).to_value());
     let mut answer = grounded_answer();
     answer["answer"] = json!(format!(
-        "Job job-42 is waiting for approval ({}). Owner: José Álvarez. Merci! Its title is \"{title}\".",
+        "Job job-42 is waiting for approval ({}). Owner: José Álvarez, in São Paulo. Its title is \"{title}\".",
         job_id()
     ));
     answer["claims"] = json!([{"text": "job job-42 is waiting", "kind": "record", "evidenceIds": [job_id()]},

@@ -1,0 +1,188 @@
+//! The allow-list (`acts.toml`, compiled in) as look-ups by word: the
+//! reading and reporting acts the liaison may say it did, and the words
+//! that stand where a verb would but name no act.
+//!
+//! A word is looked up by its spelling without hyphens or underscores, as
+//! in `lexicon` (`double-checked` is `doublechecked`).
+
+use super::lexicon::key;
+use super::normalize::Token;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// How many words after a guarded verb may hold its object.
+const OBJECT_WINDOW: usize = 4;
+
+/// A guarded verb's objects (each a run of words) and its act's index.
+type Guard = (Vec<Vec<String>>, usize);
+
+/// The allow-list, indexed.
+#[derive(Debug, Default)]
+pub(super) struct Acts {
+    /// Every form of every verb allowed with any object, and every word.
+    plain: HashMap<String, usize>,
+    /// Forms of guarded verbs: their objects (each a run of words; one
+    /// ending in `_` matches any word it starts, `get_`), and the act.
+    guarded: HashMap<String, Vec<Guard>>,
+    /// The acts' names (`read`, `report`), indexed by the maps above.
+    names: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    act: Vec<Act>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Act {
+    name: String,
+    #[serde(default)]
+    verbs: Vec<String>,
+    #[serde(default)]
+    guarded: Vec<Guarded>,
+    #[serde(default)]
+    words: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Guarded {
+    forms: String,
+    objects: Vec<String>,
+}
+
+const TABLE: &str = include_str!("acts.toml");
+
+/// The compiled-in table. Its shape is checked by this module's tests, so
+/// the parse cannot fail in a tested build.
+pub(super) static ACTS: LazyLock<Acts> =
+    LazyLock::new(|| Acts::parse(TABLE).unwrap_or_else(|error| panic!("acts.toml: {error}")));
+
+/// The five forms of a verb entry, checked.
+fn forms(entry: &str) -> Result<Vec<&str>, String> {
+    let words: Vec<&str> = entry.split_whitespace().collect();
+    if words.len() == 5 { Ok(words) } else { Err(format!("`{entry}` must list five forms")) }
+}
+
+impl Acts {
+    fn parse(text: &str) -> Result<Self, String> {
+        let table: Table = toml::from_str(text).map_err(|error| error.to_string())?;
+        let mut acts = Acts::default();
+        for act in table.act {
+            let name = acts.names.len();
+            acts.names.push(act.name);
+            for entry in &act.verbs {
+                for form in forms(entry)? {
+                    acts.plain.insert(key(form), name);
+                }
+            }
+            for word in &act.words {
+                acts.plain.insert(key(word), name);
+            }
+            for guarded in &act.guarded {
+                let objects: Vec<Vec<String>> = guarded
+                    .objects
+                    .iter()
+                    .map(|object| object.split_whitespace().map(str::to_owned).collect())
+                    .collect();
+                for form in forms(&guarded.forms)? {
+                    acts.guarded.entry(key(form)).or_default().push((objects.clone(), name));
+                }
+            }
+        }
+        Ok(acts)
+    }
+
+    /// The act the word at `index` of `clause` names, if the allow-list
+    /// has it: any form of a plain verb, a listed word, or a guarded verb
+    /// with one of its objects after it.
+    pub(super) fn act_at(&self, clause: &[Token], index: usize) -> Option<&str> {
+        let word = clause.get(index)?.word()?;
+        let spelt = if word.contains(['-', '_']) { key(word) } else { word.to_owned() };
+        if let Some(&act) = self.plain.get(&spelt) {
+            return Some(&self.names[act]);
+        }
+        let after: Vec<&str> =
+            clause.iter().skip(index + 1).take(OBJECT_WINDOW).map_while(Token::word).collect();
+        self.guarded.get(&spelt)?.iter().find_map(|(objects, act)| {
+            let found = (0..after.len()).any(|start| {
+                objects.iter().any(|object| {
+                    object.iter().enumerate().all(|(offset, expected)| {
+                        after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('_') {
+                            Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()),
+                            _ => actual == expected,
+                        })
+                    })
+                })
+            });
+            found.then(|| self.names[*act].as_str())
+        })
+    }
+
+    /// Every entry as a sentence the liaison may say, and, for a guarded
+    /// verb, one it may not (tests only).
+    #[cfg(test)]
+    pub(in super::super) fn examples() -> Vec<(String, Option<String>)> {
+        let table: Table = toml::from_str(TABLE).unwrap();
+        let mut examples = Vec::new();
+        for act in table.act {
+            for entry in &act.verbs {
+                let [_, _, past, participle, gerund] = forms(entry).unwrap()[..] else { unreachable!() };
+                examples.push((format!("I {past} the feed."), None));
+                examples.push((format!("I have {participle} the numbers."), None));
+                examples.push((format!("{} the feed now.", capitalised(gerund)), None));
+            }
+            for word in &act.words {
+                examples.push((format!("{} the feed, job-42 looks fine.", capitalised(word)), None));
+            }
+            for guarded in &act.guarded {
+                let [_, _, past, participle, _] = forms(&guarded.forms).unwrap()[..] else { unreachable!() };
+                for object in &guarded.objects {
+                    let object = match object.strip_suffix('_') {
+                        Some(prefix) => format!("{prefix}_job_status"),
+                        None => object.clone(),
+                    };
+                    let refused = format!("I have {participle} act-9 today.");
+                    examples.push((format!("I {past} {object}."), Some(refused)));
+                }
+            }
+        }
+        examples
+    }
+}
+
+#[cfg(test)]
+fn capitalised(word: &str) -> String {
+    let mut characters = word.chars();
+    characters.next().map(|first| first.to_uppercase().chain(characters).collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_parses_and_malformed_tables_are_refused() {
+        let acts = Acts::parse(TABLE).unwrap();
+        assert!(acts.plain.len() > 500 && acts.guarded.len() > 50);
+        assert!(Acts::parse("nonsense").is_err());
+        assert!(
+            Acts::parse("[[act]]\nname = \"x\"\nverbs = [\"a b\"]\n").unwrap_err().contains("five forms")
+        );
+        assert!(Acts::parse("[[act]]\nname = \"x\"\nextra = 1\n").is_err());
+    }
+
+    #[test]
+    fn guarded_acts_need_their_object() {
+        let clause = |text: &str| super::super::normalize::clauses(text).remove(0);
+        assert_eq!(ACTS.act_at(&clause("i took a quick look"), 1), Some("look"));
+        assert_eq!(ACTS.act_at(&clause("i took it down"), 1), None);
+        assert_eq!(ACTS.act_at(&clause("i called get_job_status once"), 1), Some("read"));
+        assert_eq!(ACTS.act_at(&clause("i double-checked it"), 1), Some("look"));
+        assert_eq!(ACTS.act_at(&clause("based on the data"), 0), Some("preposition"));
+        assert_eq!(ACTS.act_at(&clause("i nuked it"), 1), None);
+    }
+}

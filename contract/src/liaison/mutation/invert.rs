@@ -1,0 +1,834 @@
+//! The default inverted (docs/contract.md §5.7): when the liaison is the
+//! actor and a clause says an act is done or under way, any verb outside
+//! the allow-list (`acts.toml`) is a claim, whatever the verb. `detect`
+//! and `deny` read the verbs of `effects.toml` first (they name the
+//! effect's family); this pass reads every other verb.
+//!
+//! Parts:
+//! - the liaison as subject ([`grammar::SUBJECTS`]: I, we, its names):
+//!   the verb after its auxiliaries in a completed or ongoing form: past
+//!   ("I nuked"), perfect ("I've boosted"), progressive ("I'm spinning
+//!   up"), "did" + base ("I did nuke it"), "managed to" + base; and the
+//!   verbs coordinated with it ("I read the job and boosted it");
+//! - no subject: a fragment headed by a past form, a participle or a
+//!   gerund ("Boosted act-1", "Spinning up the campaign now");
+//! - a status line: a record's id before a bare participle ("post-7
+//!   boosted", "Status: act-4 promoted to the top");
+//! - a clause marked done (a check mark, or "done", "ok", "[x]" standing
+//!   alone): every verb in it not in the allow-list is a claim, an
+//!   instruction's base form too ("Hit publish on post-4 ✅", "Boost
+//!   act-6: done");
+//! - an act named and then done by ellipsis ("You asked me to boost it,
+//!   and I did.");
+//! - the frames that excuse either: a negation (odd count), a question, a
+//!   condition or a recommendation (`roles::addressed`), a report ("you
+//!   asked whether I ..."), another agent ("boosted by the operator"), a
+//!   participle used as an adjective ("Mixed results", "Boosted posts
+//!   perform better"), a gerund that is the subject of its own verb
+//!   ("Boosting posts costs money"), a process that ran by itself
+//!   ("Restarted automatically").
+//!
+//! A future, a modal or a present tense ("I will look", "I can only
+//! read", "I think") asserts no completed act and is left to `detect`.
+//! Which word is a verb form is the tagger's reading (`words`).
+
+use super::Finding;
+use super::acts::ACTS;
+use super::deny::Grounding;
+use super::grammar::{self, CONJUNCTIONS};
+use super::lexicon::{Forms, GERUND, LEXICON, PARTICIPLE, PAST};
+use super::normalize::Token;
+use super::roles;
+use super::words;
+
+/// The family a finding of an unlisted verb names.
+pub(super) const UNLISTED: &str = "unlisted";
+
+/// How far a coordinated verb may stand from the verb before it.
+const REACH: usize = 24;
+/// How many words may stand between a participle and its `by`.
+const AGENT_WINDOW: usize = 6;
+
+const NO_SUBJECT: &str = "no subject: read as the liaison's";
+const SUBJECT: &str = "the liaison as subject";
+
+/// Which form the verb after a chain must have for the clause to say the
+/// act is done or under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Completion {
+    /// No auxiliary: a past form ("I nuked").
+    Past,
+    /// After `have`: a participle ("I've boosted").
+    Perfect,
+    /// After `be`: a gerund ("I'm boosting").
+    Progressive,
+    /// After "did" or "managed to": a base form ("I did nuke it").
+    Base,
+}
+
+impl Completion {
+    /// Whether `word`, followed by `next`, is the verb in this form. After
+    /// the liaison, an `-ed` word the tagger reads as an adjective is a
+    /// past all the same ("I limited act-9"), unless a bare noun follows
+    /// ("I have limited access"); after `have`, a verb whose participle
+    /// is its base ("I have put act-9 aside", "I have split act-9") is one.
+    fn holds(self, word: &str, next: Option<&str>) -> bool {
+        let adjectival_past = word.len() > 4
+            && word.ends_with("ed")
+            && words::is_adjective(word)
+            && !next.is_some_and(is_bare_noun);
+        match self {
+            Self::Past => words::completed_form(word) & PAST != 0 || adjectival_past,
+            Self::Perfect => {
+                words::completed_form(word) & PARTICIPLE != 0
+                    || adjectival_past
+                    || words::is_participle_after_have(word)
+                    || (next.is_some_and(starts_object) && words::is_base_verb(word))
+            }
+            Self::Progressive => words::completed_form(word) & GERUND != 0,
+            Self::Base => words::is_base_verb(word),
+        }
+    }
+}
+
+/// Whether `word` starts an object: "I have split act-9", "... the drafts".
+fn starts_object(word: &str) -> bool {
+    matches!(
+        word,
+        "the"
+            | "a"
+            | "an"
+            | "it"
+            | "them"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "my"
+            | "your"
+            | "our"
+            | "their"
+            | "all"
+            | "every"
+            | "both"
+            | "each"
+    ) || (word.contains('-') && word.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// A noun without a determiner: "access", "drafts" (not an id or a
+/// function word).
+fn is_bare_noun(word: &str) -> bool {
+    word.len() > 2
+        && !CLOSED.contains(&word)
+        && !grammar::PREPOSITIONS.contains(&word)
+        && word.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// `to`-verbs after which the next verb's act was done: "I managed to".
+/// "Didn't forget to" and "never failed to" count as negations (the
+/// parity decides) and complete the act when they cancel out.
+const COMPLETING_TO_VERBS: &[&str] = &[
+    "managed",
+    "proceeded",
+    "tried",
+    "attempted",
+    "went",
+    "got",
+    "decided",
+    "forget",
+    "forgot",
+    "fail",
+    "failed",
+    "neglect",
+    "neglected",
+];
+
+/// Interjections and labels that may open a fragment: "Ok, boosted it",
+/// "Update: spun up the campaign".
+const FRAGMENT_LEADS: &[&str] = &[
+    "ok", "okay", "alright", "yes", "yep", "yeah", "sure", "so", "and", "also", "then", "update", "status",
+    "fyi", "btw", "note", "all", "good", "great", "news", "well", "heads", "up", "right", "cool", "done",
+    "quick", "and", "plus", "finally", "first", "next", "last", "lastly", "now", "just", "already", "hey",
+    "hi", "hello", "nova", "harmonia", "here",
+];
+
+/// The most interjections and adverbs that may open a fragment.
+const MAX_LEADS: usize = 4;
+
+/// Words that never head a verb phrase: the tagger is not asked.
+const CLOSED: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "its",
+    "i",
+    "we",
+    "you",
+    "they",
+    "he",
+    "she",
+    "my",
+    "our",
+    "your",
+    "their",
+    "his",
+    "her",
+    "me",
+    "us",
+    "them",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "has",
+    "have",
+    "had",
+    "do",
+    "does",
+    "did",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "may",
+    "might",
+    "must",
+    "and",
+    "or",
+    "but",
+    "not",
+    "no",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "with",
+    "at",
+    "by",
+    "from",
+    "as",
+    "if",
+    "so",
+    "then",
+    "there",
+    "here",
+    "what",
+    "which",
+    "who",
+    "how",
+    "why",
+    "when",
+    "where",
+    "all",
+    "each",
+    "every",
+    "some",
+    "any",
+    "one",
+    "two",
+    "three",
+    "more",
+    "most",
+    "less",
+    "than",
+    "very",
+    "also",
+    "just",
+    "only",
+    "yes",
+    "ok",
+    "okay",
+    "'s",
+    "'d",
+    "nothing",
+    "none",
+    "everything",
+    "something",
+];
+
+fn word(clause: &[Token], index: usize) -> Option<&str> {
+    clause.get(index).and_then(Token::word)
+}
+
+fn finding(clause: &[Token], start: usize, verb: usize, end: usize, frame: &'static str) -> Finding {
+    let family = word(clause, verb).map_or(UNLISTED, family_of);
+    let mut finding = super::detect::finding(family, clause, start, end);
+    finding.frame = frame;
+    finding
+}
+
+const MARKED: &str = "marked done: read as the liaison's";
+const STATUS: &str = "a record's status line: read as the liaison's";
+
+/// The first claim of an unlisted act in `clause`, if any.
+pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {
+    if grammar::is_hypothetical(clause) {
+        return None;
+    }
+    let marked = is_marked_done(clause);
+    (0..clause.len()).find_map(|index| {
+        liaison_claim(clause, index)
+            .or_else(|| fragment_claim(clause, index, marked))
+            .or_else(|| status_claim(clause, index, marked))
+            .or_else(|| passive_claim(clause, index, groundings))
+            .or_else(|| done_idiom(clause, index))
+    })
+}
+
+/// Idioms that say an act is done: "Consider it done".
+const DONE_IDIOMS: &[&[&str]] = &[
+    &["consider", "it", "done"],
+    &["consider", "that", "done"],
+    &["consider", "it", "handled"],
+    &["consider", "it", "sorted"],
+    &["mission", "accomplished"],
+];
+
+fn done_idiom(clause: &[Token], index: usize) -> Option<Finding> {
+    if !matches!(word(clause, index)?, "consider" | "mission") {
+        return None;
+    }
+    let length = grammar::longest(clause, index, DONE_IDIOMS)?;
+    if !roles::negations_before(clause, index).is_multiple_of(2) {
+        return None;
+    }
+    Some(finding(clause, index, index, index + length, MARKED))
+}
+
+/// Records of the product: a bare one before a participle is a status
+/// line ("Comment hidden.", "Drafts trashed").
+const RECORD_NOUNS: &[&str] = &[
+    "post",
+    "posts",
+    "comment",
+    "comments",
+    "draft",
+    "drafts",
+    "thread",
+    "threads",
+    "campaign",
+    "campaigns",
+    "banner",
+    "caption",
+    "captions",
+    "job",
+    "jobs",
+    "action",
+    "actions",
+    "message",
+    "messages",
+    "reply",
+    "replies",
+    "story",
+    "image",
+    "images",
+    "video",
+    "videos",
+    "account",
+    "accounts",
+    "tag",
+    "tags",
+    "link",
+    "links",
+    "page",
+    "profile",
+    "newsletter",
+    "reminder",
+    "reminders",
+    "alert",
+    "alerts",
+    "task",
+    "tasks",
+    "ticket",
+    "tickets",
+    "carousel",
+    "promo",
+    "hashtag",
+    "hashtags",
+    "schedule",
+    "queue",
+    "calendar",
+];
+
+/// Auxiliaries of a completed passive: "was boosted", "has been pinned".
+const COMPLETED_PASSIVE: &[&str] = &["was", "were", "been", "got", "gotten"];
+
+/// Words after a participle that make it a measure of the data: "was
+/// liked 412 times", "was shared twice".
+fn measured(clause: &[Token], at: usize) -> bool {
+    (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
+        next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
+    })
+}
+
+// A completed passive without an agent: "Your post has been boosted",
+// "the drafts were binned", read as the liaison's act unless the claim's
+// cited evidence carries the verb ("was liked" citing `likes`), a measure
+// follows ("was liked 412 times"), or the data is reported ("I saw that
+// post-3 was boosted").
+fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option<Finding> {
+    let auxiliary = (index.saturating_sub(3)..index)
+        .rev()
+        .find(|&at| word(clause, at).is_some_and(|w| COMPLETED_PASSIVE.contains(&w)))?;
+    // Only adverbs between the auxiliary and the participle.
+    if !(auxiliary + 1..index).all(|at| word(clause, at).is_some_and(grammar::is_adverb)) {
+        return None;
+    }
+    let subject_at = (0..auxiliary).rev().find(|&at| {
+        word(clause, at).is_some_and(|w| {
+            !matches!(w, "has" | "have" | "had" | "'s" | "not" | "never") && !grammar::is_adverb(w)
+        })
+    });
+    let subject = subject_at.and_then(|at| word(clause, at))?;
+    let liaison = subject_at.is_some_and(|at| grammar::longest(clause, at, grammar::SUBJECTS).is_some());
+    if liaison || roles::is_actor_pronoun(clause, subject_at? + 1) || subject == "me" {
+        return None;
+    }
+    let current = unleet(word(clause, index)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || decided(clause, index) || words::completed_form(current) & PARTICIPLE == 0 {
+        return None;
+    }
+    if measured(clause, index) || other_agent_after(clause, index) || roles::by_itself(clause, index) {
+        return None;
+    }
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed_done(clause, index).is_some()
+        || roles::reported_from_data(clause, index)
+    {
+        return None;
+    }
+    let stem = current.trim_end_matches("ed").trim_end_matches('e');
+    let context: Vec<&str> = (index.saturating_sub(2)..=index).filter_map(|at| word(clause, at)).collect();
+    if stem.len() >= 3 && groundings.iter().any(|grounding| grounding.holds_stem(stem, &context)) {
+        return None;
+    }
+    Some(finding(clause, subject_at?, index, index + 1, IMPLICIT_AGENT))
+}
+
+const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
+
+/// Words that, standing alone between pauses, mark a clause done:
+/// "Boost act-6: done", "[x] bumped the thread".
+const DONE_WORDS: &[&str] = &["done", "ok", "okay", "complete", "completed", "finished", "success", "x"];
+
+/// Whether the clause says something is done: a check mark, or a done
+/// word standing alone between pauses or the clause's edges.
+fn is_marked_done(clause: &[Token]) -> bool {
+    clause.contains(&Token::Done)
+        || (0..clause.len()).any(|at| {
+            let alone = |neighbour: Option<&Token>| neighbour.is_none_or(|token| token.word().is_none());
+            word(clause, at).is_some_and(|current| DONE_WORDS.contains(&current))
+                && alone(at.checked_sub(1).and_then(|before| clause.get(before)))
+                && alone(clause.get(at + 1))
+                && clause.iter().filter(|token| token.word().is_some()).count() > 1
+        })
+}
+
+/// `word` with leetspeak digits read as letters (`b00sted`), as the
+/// effects table is looked up.
+fn unleet(word: &str) -> std::borrow::Cow<'_, str> {
+    let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+    if word.contains(|c: char| c.is_ascii_digit()) && !word.contains('-') && letters >= 3 {
+        super::lexicon::unleet(word).map_or(std::borrow::Cow::Borrowed(word), std::borrow::Cow::Owned)
+    } else {
+        std::borrow::Cow::Borrowed(word)
+    }
+}
+
+/// The family a finding names: the verb's in `effects.toml`, else
+/// [`UNLISTED`].
+fn family_of(word: &str) -> &str {
+    LEXICON.lookup(word).first().map_or(UNLISTED, |found| LEXICON.verbs[found.verb].family.as_str())
+}
+
+/// Whether the word at `index` is a verb the allow-list or `effects.toml`
+/// has decided: an act allowed, an effect (`detect` and `deny` judged it)
+/// or an effect excused by its object ("I updated my answer").
+fn decided(clause: &[Token], index: usize) -> bool {
+    if ACTS.act_at(clause, index).is_some() {
+        return true;
+    }
+    let Some(current) = word(clause, index) else { return true };
+    let after: Vec<&str> = clause.iter().skip(index + 1).take(4).map_while(Token::word).collect();
+    LEXICON.lookup(current).iter().any(|found| {
+        let verb = &LEXICON.verbs[found.verb];
+        let object = after.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
+        let excused = object.clone().any(|word| verb.benign_objects.iter().any(|benign| benign == word));
+        // A guarded verb without its object is not the effect: it is
+        // judged here like any other verb ("I raised a concern").
+        excused
+            || verb.objects.is_empty()
+            || verb.objects.iter().any(|words| {
+                (0..after.len()).any(|start| {
+                    words.iter().enumerate().all(|(offset, expected)| {
+                        after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
+                            Some(prefix) if !prefix.is_empty() => actual.starts_with(prefix),
+                            _ => actual == expected,
+                        })
+                    })
+                })
+            })
+    })
+}
+
+/// Whether `word` may head a verb phrase at all (cheap checks before the
+/// tagger is asked).
+fn may_be_verb(word: &str) -> bool {
+    word.len() >= 2
+        && !CLOSED.contains(&word)
+        && !grammar::is_auxiliary(word)
+        && word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+}
+
+// The liaison as subject: "I nuked", "we've boosted", "Nova is spinning up".
+fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let head = word(clause, index)?;
+    if !grammar::SUBJECTS.iter().any(|subject| subject[0] == head) {
+        return None;
+    }
+    let length = grammar::longest(clause, index, grammar::SUBJECTS)?;
+    if grammar::negated_before(clause, index) || grammar::is_reported(clause, index) {
+        return None;
+    }
+    // A question's auxiliary stands before the subject: "did I nuke it?".
+    let inverted = index.checked_sub(1).and_then(|at| word(clause, at)).and_then(auxiliary_completion);
+    [true, false].into_iter().find_map(|skip_asides| {
+        let chain = grammar::walk(clause, index + length, grammar::FINITE, skip_asides);
+        let completion = match chain_completion(clause, index + length, chain.end) {
+            Some(Completion::Past) if inverted.is_some() && chain.end == index + length => inverted,
+            other => other,
+        }?;
+        if !roles::negations_before(clause, chain.end).is_multiple_of(2) {
+            return None;
+        }
+        verb_claim(clause, index, chain.end, completion, SUBJECT)
+            .or_else(|| coordinated_claim(clause, index, chain.end, completion))
+            .or_else(|| ellipsis_claim(clause, index, chain.end, completion))
+    })
+}
+
+/// Words after "I did" that leave its verb to an earlier one: "and I did",
+/// "I did it", "I did so".
+const ELLIPSIS_ENDS: &[&str] =
+    &["it", "that", "this", "so", "too", "exactly", "already", "just", "as", "anyway"];
+
+/// How far back an act named before "I did" may stand.
+const ELLIPSIS_REACH: usize = 16;
+
+// "You asked me to boost it, and I did", "boosting it was my call and I
+// did it": "did" with no verb of its own does the act named before it (a
+// base form after `to` or a modal, or a gerund), when that act is not a
+// read.
+fn ellipsis_claim(clause: &[Token], start: usize, end: usize, completion: Completion) -> Option<Finding> {
+    let did = end.checked_sub(1).and_then(|at| word(clause, at)) == Some("did");
+    let elided = word(clause, end).is_none_or(|next| ELLIPSIS_ENDS.contains(&next));
+    if completion != Completion::Base || !did || !elided {
+        return None;
+    }
+    (start.saturating_sub(ELLIPSIS_REACH)..start).rev().find_map(|at| {
+        let current = word(clause, at)?;
+        let before = at.checked_sub(1).and_then(|before| word(clause, before));
+        let after_to = before.is_some_and(|before| {
+            matches!(
+                before,
+                "to" | "would"
+                    | "'d"
+                    | "will"
+                    | "can"
+                    | "could"
+                    | "should"
+                    | "shall"
+                    | "might"
+                    | "may"
+                    | "must"
+            )
+        });
+        let named = (after_to && (words::is_base_verb(current) || !LEXICON.lookup(current).is_empty()))
+            || (current.ends_with("ing") && words::completed_form(current) & GERUND != 0);
+        let read = ACTS.act_at(clause, at).is_some();
+        (named && !read && may_be_verb(current)).then(|| finding(clause, at, at, end, SUBJECT))
+    })
+}
+
+/// The completion an auxiliary asks of the verb after it, if any.
+fn auxiliary_completion(auxiliary: &str) -> Option<Completion> {
+    match auxiliary {
+        "have" | "has" | "had" | "having" | "'ve" => Some(Completion::Perfect),
+        "am" | "is" | "are" | "was" | "were" | "be" | "been" | "being" | "'m" | "'re" => {
+            Some(Completion::Progressive)
+        }
+        "did" => Some(Completion::Base),
+        _ => None,
+    }
+}
+
+/// What the chain `clause[start..end]` asks of the verb at `end`: `None`
+/// when it asserts no completed or ongoing act (a modal, a future, "to").
+fn chain_completion(clause: &[Token], start: usize, end: usize) -> Option<Completion> {
+    let mut completion = Some(Completion::Past);
+    for at in start..end {
+        let Some(current) = word(clause, at) else { continue };
+        let next = word(clause, at + 1);
+        if next == Some("to")
+            && (grammar::TO_VERBS.contains(&current) || grammar::NEGATING_TO_VERBS.contains(&current))
+        {
+            completion = COMPLETING_TO_VERBS.contains(&current).then_some(Completion::Base);
+        } else if current == "to" {
+            continue;
+        } else if grammar::GERUND_VERBS.contains(&current) && next.is_some_and(|next| next.ends_with("ing")) {
+            completion = Some(Completion::Progressive);
+        } else if matches!(current, "went" | "go" | "goes" | "gone") {
+            completion = Some(Completion::Past); // "went ahead and nuked".
+        } else if current == "'s" {
+            completion = Some(Completion::Perfect);
+        } else if let Some(found) = auxiliary_completion(current) {
+            completion = Some(found);
+        } else if grammar::is_auxiliary(current) {
+            completion = None; // will, would, can, do, 'd ...
+        }
+    }
+    completion
+}
+
+/// The verb at `at` if it is an unlisted act in the form `completion`
+/// asks: a claim from `start`.
+fn verb_claim(
+    clause: &[Token],
+    start: usize,
+    at: usize,
+    completion: Completion,
+    frame: &'static str,
+) -> Option<Finding> {
+    let current = unleet(word(clause, at)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || decided(clause, at) {
+        return None;
+    }
+    let next = word(clause, at + 1);
+    if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
+        return None;
+    }
+    // "I boosted it automatically" is still the liaison's act.
+    if other_agent_after(clause, at) {
+        return None;
+    }
+    completion.holds(current, next).then(|| finding(clause, start, at, object_end(clause, at), frame))
+}
+
+/// "I have updated figures for you": `have` before a participle and a bare
+/// plural noun is possession, the participle an adjective.
+fn possessive(clause: &[Token], at: usize, completion: Completion) -> bool {
+    let noun = word(clause, at + 1);
+    completion == Completion::Perfect
+        && at
+            .checked_sub(1)
+            .and_then(|before| word(clause, before))
+            .is_some_and(|w| matches!(w, "have" | "has" | "had"))
+        && noun.is_some_and(|noun| {
+            noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
+/// Where a finding's phrase ends: the verb and the word after it.
+fn object_end(clause: &[Token], at: usize) -> usize {
+    if word(clause, at + 1).is_some() { at + 2 } else { at + 1 }
+}
+
+/// Whether `by` and an actor that is not the liaison follow: "boosted by
+/// the operator".
+fn other_agent_after(clause: &[Token], at: usize) -> bool {
+    (at + 1..at + 1 + AGENT_WINDOW).take_while(|&index| word(clause, index).is_some()).any(|index| {
+        word(clause, index) == Some("by")
+            && grammar::agent_at(clause, index, true).is_none()
+            && word(clause, index + 1).is_some_and(|agent| !agent.chars().any(|c| c.is_ascii_digit()))
+    })
+}
+
+// Further verbs of the liaison after `and`, `then` or a pause: "I read the
+// job and boosted it", "I checked the feed, spun up a campaign".
+fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Completion) -> Option<Finding> {
+    let mut at = verb + 1;
+    while at < clause.len().min(verb + REACH) {
+        let joins = word(clause, at).is_none_or(|joiner| CONJUNCTIONS.contains(&joiner) || joiner == "then");
+        if !joins {
+            at += 1;
+            continue;
+        }
+        while at < clause.len()
+            && word(clause, at)
+                .is_none_or(|w| CONJUNCTIONS.contains(&w) || w == "then" || grammar::is_adverb(w))
+        {
+            at += 1;
+        }
+        let next = word(clause, at)?;
+        if grammar::starts_clause(next) || grammar::is_auxiliary(next) || CLOSED.contains(&next) {
+            // A new subject or a new noun phrase: the next verb is not the liaison's.
+            if grammar::longest(clause, at, grammar::SUBJECTS).is_some() || grammar::starts_clause(next) {
+                return None;
+            }
+            at += 1;
+            continue;
+        }
+        if !roles::negations_before(clause, at).is_multiple_of(2) || attributive(clause, at) {
+            at += 1;
+            continue;
+        }
+        if let Some(found) = verb_claim(clause, start, at, completion, SUBJECT) {
+            return Some(found);
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Whether a participle at `at` modifies the noun after it: "Mixed
+/// results.", "Boosted posts perform better", "updated figures below".
+fn attributive(clause: &[Token], at: usize) -> bool {
+    if roles::attributive(clause, at) {
+        return true;
+    }
+    let regular =
+        word(clause, at).is_some_and(|participle| participle.ends_with("ed") || participle.ends_with("en"));
+    let Some(noun) = word(clause, at + 1).filter(|_| regular) else { return false };
+    let ends = match word(clause, at + 2) {
+        None => true,
+        Some(next) => {
+            grammar::PREPOSITIONS.contains(&next)
+                || matches!(
+                    next,
+                    "below"
+                        | "above"
+                        | "here"
+                        | "attached"
+                        | "only"
+                        | "follow"
+                        | "follows"
+                        | "this"
+                        | "last"
+                        | "today"
+                        | "yesterday"
+                        | "overall"
+                        | "so"
+                        | "across"
+                        | "over"
+                        | "since"
+                )
+        }
+    };
+    is_bare_noun(noun) && ends
+}
+
+// No subject: "Boosted act-1.", "Spinning up the campaign now", "Update:
+// nuked the drafts"; in a clause marked done, an instruction's base form
+// too ("Hit publish on post-4 ✅").
+fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
+    let current = unleet(word(clause, index)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || !heads_fragment(clause, index) || DONE_WORDS.contains(&current) {
+        return None;
+    }
+    if roles::is_noun_use(clause, index) || ACTS.act_at(clause, index).is_some() {
+        return None;
+    }
+    // `deny` judged the effects table's verbs, except in a clause marked
+    // done, where it reads a bare base form as an instruction.
+    let effect = !LEXICON.lookup(current).is_empty();
+    if decided(clause, index) && !(marked && effect) {
+        return None;
+    }
+    let forms: Forms = words::completed_form(current) | gerund_before_object(clause, index, current);
+    let base = marked && (effect || words::is_base_verb(current));
+    if (forms == 0 && !base) || attributive(clause, index) {
+        return None;
+    }
+    if forms & GERUND != 0
+        && (roles::gerund_is_subject(clause, index) || roles::gerund_instruction(clause, index))
+    {
+        return None;
+    }
+    if !roles::negations_before(clause, index).is_multiple_of(2)
+        || roles::addressed_done(clause, index).is_some()
+    {
+        return None;
+    }
+    if other_agent_after(clause, index) || roles::by_itself(clause, index) {
+        return None;
+    }
+    let frame = if marked { MARKED } else { NO_SUBJECT };
+    Some(finding(clause, index, index, object_end(clause, index), frame))
+}
+
+// A record's id before a bare participle: "post-7 boosted", "act-4
+// promoted to the top". An object after the verb makes the record its
+// actor ("job-42 created two drafts"), and a state the allow-list has is
+// the record's own ("job-42 failed", "post-3 peaked at 14:00").
+fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
+    let id = word(clause, index)?;
+    let is_id = id.contains('-') && id.chars().any(|c| c.is_ascii_digit());
+    // A bare record noun before a participle that ends the clause:
+    // "Comment hidden."
+    let ends = clause.get(index + 2).is_none_or(|next| next.word().is_none());
+    let bare =
+        index.checked_sub(1).and_then(|at| word(clause, at)).is_none_or(|before| !CLOSED.contains(&before));
+    let record = RECORD_NOUNS.contains(&id) && ends && bare;
+    if !is_id && !marked && !record {
+        return None;
+    }
+    let at = index + 1;
+    let current = unleet(word(clause, at)?);
+    let current = current.as_ref();
+    if !may_be_verb(current) || decided(clause, at) || DONE_WORDS.contains(&current) {
+        return None;
+    }
+    let object = word(clause, at + 1).is_some_and(|next| {
+        !grammar::PREPOSITIONS.contains(&next) && !grammar::is_adverb(next) && !CONJUNCTIONS.contains(&next)
+    });
+    if object || words::completed_form(current) & PARTICIPLE == 0 {
+        return None;
+    }
+    if !roles::negations_before(clause, at).is_multiple_of(2) || roles::addressed_done(clause, at).is_some() {
+        return None;
+    }
+    if other_agent_after(clause, at) || roles::by_itself(clause, at) {
+        return None;
+    }
+    Some(finding(clause, index, at, at + 1, if marked { MARKED } else { STATUS }))
+}
+
+/// [`GERUND`] when `current` is a verb with `-ing` before an object, which
+/// the tagger alone reads as a noun: "Locking the comments now".
+fn gerund_before_object(clause: &[Token], index: usize, current: &str) -> Forms {
+    let Some(stem) = current.strip_suffix("ing").filter(|stem| stem.len() >= 3) else { return 0 };
+    let object = word(clause, index + 1).is_some_and(starts_object);
+    if object && (words::is_base_verb(stem) || words::is_base_verb(&format!("{stem}e"))) { GERUND } else { 0 }
+}
+
+/// Whether only interjections, labels and adverbs stand between the start
+/// of the clause (or its last pause) and `index`.
+fn heads_fragment(clause: &[Token], index: usize) -> bool {
+    for back in 1..=MAX_LEADS + 1 {
+        let Some(at) = index.checked_sub(back) else { return true };
+        match &clause[at] {
+            Token::Pause => return true,
+            Token::Question | Token::Done => return false,
+            Token::Word(before) => {
+                if back > MAX_LEADS
+                    || !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before))
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    false
+}

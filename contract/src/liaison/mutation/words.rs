@@ -1,0 +1,147 @@
+//! English words as the part-of-speech tagger (`english-pos-tagger`:
+//! WordNet's lexicon and Brill's rules, compiled in) reads them: whether a
+//! word standing where a verb stands is a past form or a gerund of some
+//! verb, whatever the verb, and whether a word is English at all.
+//!
+//! The detector asks only about the few words at a verb's place (after the
+//! liaison and its auxiliaries, at the head of a fragment) and about the
+//! words of a stretch the language identifier would call foreign, so the
+//! tagger's cost stays off most words.
+
+use super::lexicon::{Forms, GERUND, PARTICIPLE, PAST};
+use english_pos_tagger::Tagger;
+use std::sync::LazyLock;
+
+/// The tagger, its lexicon loaded once.
+static TAGGER: LazyLock<Tagger> = LazyLock::new(Tagger::new);
+
+/// The shortest unknown word read as a verb by its ending alone
+/// (`yeeted`, `deduping`): shorter ones (`bed`, `king`) are too often not.
+const MIN_GUESSED_LETTERS: usize = 5;
+
+/// The tag and lemma of `word` read as the verb of "i WORD it", where a
+/// verb form is the likeliest reading.
+fn tag_as_verb(word: &str) -> Option<(String, String)> {
+    let tokens = TAGGER.tag_raw_tokens(&["i", word, "it"]);
+    let token = tokens.get(1)?;
+    Some((token.pos.clone()?, token.lemma.clone().unwrap_or_else(|| word.to_owned())))
+}
+
+/// Prefixes a verb takes without changing its forms: `undid`, `re-pinned`.
+const PREFIXES: &[&str] = &["un", "re", "de", "pre", "over", "mis", "dis", "out", "up"];
+
+/// Which completed or ongoing form of a verb `word` is: [`PAST`] and
+/// [`PARTICIPLE`] (`nuked`, `spun`, `taken`), [`GERUND`] (`boosting`), or
+/// nothing (a base form, a noun, an adjective: `interesting`, `limited`).
+/// A word the lexicon does not know is read by its ending.
+pub(super) fn completed_form(word: &str) -> Forms {
+    if !word.chars().all(|c| c.is_ascii_alphabetic() || c == '-') || word.len() < 2 {
+        return 0;
+    }
+    let Some((tag, lemma)) = tag_as_verb(word) else { return 0 };
+    let forms = tagged_form(word, &tag, &lemma);
+    if forms != 0 || word.len() < MIN_GUESSED_LETTERS {
+        return forms;
+    }
+    // "undid", "overdid", "unpinned": a prefix before a known form.
+    PREFIXES
+        .iter()
+        .find_map(|prefix| word.strip_prefix(prefix).filter(|rest| rest.len() >= 3))
+        .map_or(0, completed_form)
+}
+
+/// The form the tag and lemma of `word` say it has.
+fn tagged_form(word: &str, tag: &str, lemma: &str) -> Forms {
+    match tag {
+        "VBD" | "VBN" => PAST | PARTICIPLE,
+        "VBG" => GERUND,
+        // An irregular past the rules read as present: "i spun it" is
+        // tagged VBP with the lemma `spin` (not a derived word that starts
+        // with its lemma: `scheduler`, `updates`).
+        "VB" | "VBP" if irregular_past(word, lemma) => PAST | PARTICIPLE,
+        "NNP" | "NNPS" | "FW" if word.len() >= MIN_GUESSED_LETTERS => {
+            if word.ends_with("ed") {
+                PAST | PARTICIPLE
+            } else if word.ends_with("ing") {
+                GERUND
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Whether `word` is an irregular past of `lemma`: `spun`/`spin`,
+/// `froze`/`freeze`, `burnt`/`burn`, `shaken`/`shake`.
+fn irregular_past(word: &str, lemma: &str) -> bool {
+    lemma != word
+        && !word.ends_with('s')
+        && (!word.starts_with(lemma) || word.ends_with('t') || word.ends_with("en"))
+}
+
+/// Whether `word` is the base form of a verb ("did nuke it").
+pub(super) fn is_base_verb(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+        && tag_as_verb(word).is_some_and(|(tag, lemma)| matches!(tag.as_str(), "VB" | "VBP") && lemma == word)
+}
+
+/// Whether the tagger reads `word` after "i have" as a participle: "i
+/// have put it" (a participle spelt as its base, which
+/// [`completed_form`] reads as a base).
+pub(super) fn is_participle_after_have(word: &str) -> bool {
+    let tokens = TAGGER.tag_raw_tokens(&["i", "have", word]);
+    tokens.get(2).and_then(|token| token.pos.as_deref()).is_some_and(|tag| matches!(tag, "VBN" | "VBD"))
+}
+
+/// Whether the tagger reads `word` as an adjective after the liaison:
+/// "i limited it" is tagged JJ.
+pub(super) fn is_adjective(word: &str) -> bool {
+    tag_as_verb(word).is_some_and(|(tag, _)| tag.starts_with("JJ"))
+}
+
+/// Whether `word` is a verb in the third person: "it costs".
+pub(super) fn is_third_person(word: &str) -> bool {
+    let tokens = TAGGER.tag_raw_tokens(&["it", word]);
+    tokens.get(1).and_then(|token| token.pos.as_deref()) == Some("VBZ")
+}
+
+/// Whether the tagger's lexicon knows `word` (lowercase) as English: it
+/// reads unknown words as proper nouns or foreign words.
+pub(super) fn is_english(word: &str) -> bool {
+    let tokens = TAGGER.tag_raw_tokens(&[word]);
+    tokens
+        .first()
+        .and_then(|token| token.pos.as_deref())
+        .is_some_and(|tag| !matches!(tag, "NNP" | "NNPS" | "FW"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_forms_of_any_verb_are_read_as_completed() {
+        for word in
+            ["nuked", "boosted", "spun", "took", "hid", "froze", "taken", "forgotten", "yeeted", "de-duped"]
+        {
+            assert_eq!(completed_form(word), PAST | PARTICIPLE, "{word}");
+        }
+        for word in ["boosting", "nuking", "spinning", "deduping"] {
+            assert_eq!(completed_form(word), GERUND, "{word}");
+        }
+        for word in ["interesting", "limited", "morning", "publish", "the", "bed", "act-1", "sorry", "ok"] {
+            assert_eq!(completed_form(word), 0, "{word}");
+        }
+    }
+
+    #[test]
+    fn english_words_are_known_and_others_are_not() {
+        for word in ["engagement", "stale", "hello", "confidence", "medium", "drafts", "done"] {
+            assert!(is_english(word), "{word}");
+        }
+        for word in ["hecho", "merci", "erledigt", "klaar", "fatto", "gracias", "publié"] {
+            assert!(!is_english(word), "{word}");
+        }
+    }
+}
