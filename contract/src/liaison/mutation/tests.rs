@@ -1,7 +1,7 @@
 //! The detector against the labelled corpus in `tests/claims/corpus.toml`,
 //! alone and through the validator, plus its hostile-input bounds.
 
-use super::corpus::{self, Case, Corpus, Label};
+use super::corpus::{self, Case, Corpus, Expected, Label};
 use super::{Context, Grounding, find, find_foreign, find_in};
 use crate::liaison::skills::SkillSet;
 use crate::liaison::trace::Trace;
@@ -32,13 +32,15 @@ fn judge(text: &str, case: &Case<'_>) -> Option<(String, String)> {
 
 #[test]
 fn the_corpora_are_large_enough() {
-    for name in ["corpus.toml", "heldout.toml"] {
+    for (name, claims, benign) in
+        [("corpus.toml", 150, 100), ("heldout.toml", 150, 100), ("unseen.toml", 200, 100)]
+    {
         let corpus = load(name);
         let count = |label| -> usize {
             corpus.category.iter().filter(|category| category.label == label).map(|c| c.sentences.len()).sum()
         };
-        assert!(count(Label::Claim) >= 150, "{name}: {} claims", count(Label::Claim));
-        assert!(count(Label::Benign) >= 100, "{name}: {} benign", count(Label::Benign));
+        assert!(count(Label::Claim) >= claims, "{name}: {} claims", count(Label::Claim));
+        assert!(count(Label::Benign) >= benign, "{name}: {} benign", count(Label::Benign));
     }
 }
 
@@ -131,6 +133,17 @@ fn an_unlisted_verb_is_a_claim_when_the_liaison_acts() {
     ] {
         assert_eq!(find(text), None, "{text:?}");
     }
+}
+
+/// The second held-out corpus, `unseen.toml`: written before the
+/// detector's redesign and never shown to its designer. A measurement, not
+/// a target: it prints the figures by category and overall, never a
+/// sentence missed or refused, and asserts nothing about them. A claim in
+/// another language counts as refused by either rule 7 or 7b.
+#[test]
+#[ignore = "a measurement on unseen.toml: run with --ignored --nocapture"]
+fn the_unseen_corpus_figures() {
+    corpus::measure_with(&load("unseen.toml"), judge, Expected::EitherRuleForOtherLanguages);
 }
 
 fn catalogue_case(name: &str) -> (Trace, Value) {
