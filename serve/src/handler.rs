@@ -757,7 +757,9 @@ impl ServerHandler for McpServer {
             return Ok(read.into());
         }
         let (Some(skill), TRACE_URI) = (&self.skill, request.uri.as_str()) else {
-            return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None));
+            // The URI in `data`, as SEP-2164 asks of a resource not found.
+            let data = serde_json::json!({"uri": request.uri});
+            return Err(ErrorData::resource_not_found(format!("no resource `{}`", request.uri), Some(data)));
         };
         let document = if self.stateless_skill() {
             // With a handle, its session's trace; without, the credential's

@@ -26,6 +26,10 @@
 //! - LangChain's MCP adapters (`MultiServerMCPClient`, `load_mcp_tools`)
 //!   over stdio, HTTP and a skill route, their tools invoked as a tool node
 //!   does (`serve/tests/clients/langchain_client.py`, in its own venv);
+//! - the conformance suite's 0.2.0-alpha line, every requirement of the
+//!   stateless revision (`--requirements 2026-07-28`), on `/mcp` and on a
+//!   skill route, its fixture scenarios in
+//!   `serve/tests/clients/conformance-next-baseline.yml`;
 //! - the official MCP conformance suite, every server scenario, against a
 //!   server also loading two fixture plugins (`guest/testing/simple-text`,
 //!   `guest/testing/error-handling`), so `tools/call` runs through the
@@ -331,6 +335,89 @@ fn the_official_conformance_suite_passes_every_scenario_that_applies() {
         "dns-rebinding-protection: 2 passed, 0 failed",
     ] {
         assert!(shown.contains(passed), "{passed}: {shown}");
+    }
+}
+
+/// The checks of the 0.2.0-alpha line's `server-stateless` scenario that
+/// need its own test server's fixture tools: the only ones that may fail.
+const STATELESS_FIXTURE_CHECKS: [&str; 5] = [
+    "sep-2575-server-rejects-undeclared-capability",
+    "sep-2575-missing-capability-http-400",
+    "sep-2575-http-server-no-independent-requests-on-stream",
+    "sep-2575-server-no-log-without-loglevel",
+    "sep-2575-server-sends-tools-list-changed-on-subscription",
+];
+
+#[test]
+fn the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_applies() {
+    let dir = scratch("conformance-next");
+    let plugins: Vec<String> = ["testing-simple-text", "testing-error-handling"]
+        .into_iter()
+        .map(|guest| {
+            format!("{:?}", harmonia_artifacts::test_guest(guest).expect("the fixture guest is built"))
+        })
+        .collect();
+    std::fs::write(
+        dir.join("harmonia.toml"),
+        format!("mock = true\n[plugins]\nfiles = [{}]\n", plugins.join(", ")),
+    )
+    .unwrap();
+    let token = token(&dir, "test_simple_text,test_error_handling,get_job_status");
+    let (_server, url) = serve(
+        &dir,
+        "127.0.0.1:0",
+        "tokens_file = \"tokens.toml\"\n[limits]\nmax_sessions_per_credential = 64\n",
+    );
+    let clients = repo().join("serve/tests/clients");
+    let baseline = std::fs::read_to_string(clients.join("conformance-next-baseline.yml")).unwrap();
+    let guide = std::fs::read_to_string(repo().join("docs/serving.md")).unwrap();
+    for scenario in baseline.lines().filter_map(|line| line.trim().strip_prefix("- ")) {
+        assert!(guide.contains(&format!("`{scenario}`")), "docs/serving.md does not list {scenario}");
+    }
+    // On the unguarded route and on a skill route (where the handle, the
+    // current session and the trace's caching hints live).
+    for route in ["/mcp", "/mcp/skills/job-status"] {
+        let results = dir.join(format!("results{}", route.replace('/', "-")));
+        let output = node_with_hooks()
+            .arg("--import")
+            .arg(clients.join("conformance_bearer.mjs"))
+            .arg(node_modules().join("mcp-conformance-next/dist/index.js"))
+            .args(["server", "--url", &format!("{url}{route}"), "--requirements", "2026-07-28"])
+            .arg("--output-dir")
+            .arg(&results)
+            .arg("--expected-failures")
+            .arg(clients.join("conformance-next-baseline.yml"))
+            .env("HARMONIA_BEARER", &token)
+            .output()
+            .unwrap();
+        let shown = text(&output);
+        assert!(output.status.success(), "{route}: {shown}");
+        for scenario in [
+            "tools-list",
+            "tools-call-simple-text",
+            "tools-call-error",
+            "caching",
+            "sep-2164-resource-not-found",
+        ] {
+            assert!(shown.contains(&format!("✓ {scenario}: ")), "{route}: {scenario} did not pass: {shown}");
+        }
+        // In the scenario the baseline lists for its fixture checks, every
+        // other check passes.
+        let stateless = std::fs::read_dir(&results)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.path())
+            .find(|path| path.file_name().unwrap().to_string_lossy().starts_with("server-server-stateless"))
+            .expect("server-stateless ran");
+        let checks: Vec<serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(stateless.join("checks.json")).unwrap()).unwrap();
+        assert!(checks.len() >= 25, "{route}: {checks:?}");
+        for check in &checks {
+            let id = check["id"].as_str().unwrap_or_default();
+            if matches!(check["status"].as_str(), Some("FAILURE" | "WARNING")) {
+                assert!(STATELESS_FIXTURE_CHECKS.contains(&id), "{route}: {id} failed: {check}");
+            }
+        }
     }
 }
 

@@ -282,7 +282,7 @@ mod tests {
         std::fs::write(&path, format!("{}\n", hex(&[3u8; 32]))).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let error = TraceSigner::load(&path).unwrap_err().to_string();
-        assert!(error.contains("0600"), "{error}");
+        assert!(error.contains("mode 644") && error.contains("chmod 600"), "{error}");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(TraceSigner::load(&path).unwrap().public_key(), signer(3).public_key());
         std::fs::write(&path, "not a key").unwrap();

@@ -3,7 +3,8 @@
 // - bare imports from these scripts resolve in the test dependencies'
 //   node_modules (`HARMONIA_NODE_MODULES`, which
 //   scripts/install-test-deps.sh fills), since the scripts live outside it;
-// - the MCP conformance suite imports `globSync` from `fs`, which Node 20
+// - the MCP conformance suite (both lines: 0.1.16, and the 0.2.0-alpha one
+//   installed as `mcp-conformance-next`) imports `globSync` from `fs`, which Node 20
 //   lacks (only its unused `tier-check` command calls it): its `fs` is
 //   Node's own with `globSync` from the npm `glob` package.
 import { register } from 'node:module';
@@ -20,7 +21,9 @@ const SHIM = 'data:text/javascript,' + encodeURIComponent(
 
 export async function resolve(specifier, context, next) {
   const parent = context.parentURL ?? '';
-  if (specifier === 'fs' && parent.includes('/@modelcontextprotocol/conformance/')) {
+  const conformance =
+    parent.includes('/@modelcontextprotocol/conformance/') || parent.includes('/mcp-conformance-next/');
+  if (specifier === 'fs' && conformance) {
     return { url: SHIM, shortCircuit: true };
   }
   try {
