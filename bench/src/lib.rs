@@ -37,6 +37,7 @@
 mod cluster;
 mod concurrency;
 mod mcp;
+mod mcp_stages;
 mod peers;
 mod plugins;
 mod provenance;

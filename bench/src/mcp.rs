@@ -487,7 +487,7 @@ fn timed_calls(what: &str, calls: usize, mut call: impl FnMut(u64) -> Result<Val
 }
 
 /// `calls` timed runs of `each`, given its run's number.
-fn timed(calls: usize, mut each: impl FnMut(u64) -> Result<()>) -> Result<Samples> {
+pub(super) fn timed(calls: usize, mut each: impl FnMut(u64) -> Result<()>) -> Result<Samples> {
     let samples = (0..calls as u64)
         .map(|n| {
             let started = Instant::now();
@@ -616,6 +616,7 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("harmonia-bench-mcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<()> {
+        crate::mcp_stages::run(effort, out, &dir)?;
         round_trip(effort, out, &dir)?;
         guarded_round_trip(effort, out, &dir)?;
         std::fs::write(dir.join("serve.toml"), "tokens_file = \"tokens.toml\"\n")?;
