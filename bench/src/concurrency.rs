@@ -276,6 +276,19 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         window.as_secs_f64()
     ));
     for &(callers, bound) in effort.concurrency {
+        // Each call in flight holds two descriptors here (the host's
+        // socket and, the upstream being in this process, its server's):
+        // a bound the limit cannot hold is refused, naming it, as
+        // `harmonia serve` refuses one at start, rather than measured as
+        // calls failing for want of a socket.
+        let needed = 2 * u64::from(bound.min(callers as u32)) + 256;
+        if open_files < needed {
+            out.say(format!(
+                "  {callers:>6} callers, {bound:>5} slots: refused: {needed} open files needed (two a call in flight, the upstream being in this process, and 256 spare); this process may open {open_files}"
+            ));
+            out.insert(&format!("inflight_{callers}_slots_{bound}"), json!({"refused_open_files": needed}));
+            continue;
+        }
         // A fresh upstream each time, so no run inherits another's sockets.
         let (_upstream, address) = upstream()?;
         let host = host(address, bound)?;

@@ -6,6 +6,7 @@
 //! allowed_hosts = ["localhost", "127.0.0.1"]   # Host headers accepted (DNS rebinding), every route
 //! allowed_origins = ["https://app.example"]    # Origin headers accepted; loopback origins when empty
 //! replica_id = "a"                     # optional: session ids say which replica holds them
+//! stateless_fast_path = true           # a stateless tools/call without rmcp's per-request service
 //! [jwt]                                # optional: JWT access tokens
 //! jwks_file = "jwks.json"
 //! issuer = "https://id.example"
@@ -64,7 +65,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The whole serve config.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServeConfig {
     /// The static token store.
@@ -81,6 +82,10 @@ pub struct ServeConfig {
     /// This process's name behind a load balancer: session ids become
     /// `<replica_id>.<random>` (letters, digits and `-`, at most 32).
     pub replica_id: Option<String>,
+    /// Answer a stateless (2026-07-28) `tools/call` without rmcp's
+    /// per-request service (`crate::http::fast_path`); false sends every
+    /// request to rmcp.
+    pub stateless_fast_path: bool,
     /// The OAuth protected-resource metadata, when published.
     pub oauth: Option<OAuthConfig>,
     /// OpenTelemetry spans (off without an endpoint).
@@ -96,6 +101,26 @@ pub struct ServeConfig {
     pub sessions: SessionsConfig,
     /// The bounds.
     pub limits: Limits,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            tokens_file: None,
+            jwt: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            replica_id: None,
+            stateless_fast_path: true,
+            oauth: None,
+            telemetry: TelemetryConfig::default(),
+            metrics: MetricsConfig::default(),
+            reload: ReloadConfig::default(),
+            rate_limits: RateLimits::default(),
+            sessions: SessionsConfig::default(),
+            limits: Limits::default(),
+        }
+    }
 }
 
 /// `[sessions]`: where stateless guarded sessions (MCP 2026-07-28, no

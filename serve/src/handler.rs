@@ -468,6 +468,60 @@ impl Drop for CredentialPermit {
 }
 
 impl McpServer {
+    /// A handler for one stateless request that arrives already
+    /// authenticated (the HTTP fast path, `crate::http::fast_path`): it
+    /// listens for no reload, and pins no principal.
+    pub fn for_stateless_call(state: Arc<ServeState>, skill: Option<Skill>) -> Self {
+        Self {
+            skill,
+            fixed: None,
+            pinned: OnceLock::new(),
+            session: OnceLock::new(),
+            in_session: AtomicBool::new(false),
+            id: next_id(),
+            changes: std::sync::Mutex::new(None),
+            ended: OnceLock::new(),
+            state,
+        }
+    }
+
+    /// `tools/call` of `request` by `principal`, with the request's `_meta`
+    /// (both paths, rmcp's and the fast one, answer through this).
+    pub async fn call_tool_as(
+        &self,
+        principal: Principal,
+        request: CallToolRequestParams,
+        meta: &MetaObject,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        // The set the call runs on, from its check to its end: a reload
+        // meanwhile does not change it. The tool's one lookup: whether it
+        // is loaded, and its deadline (for the credential's wait and a
+        // stateless session's lease).
+        let liaison = self.state.liaison();
+        let deadline = principal.allows(&tool).then(|| liaison.host().deadline(&tool)).flatten();
+        let Some(deadline) = deadline else {
+            tracing::info!(principal = %principal.id, "call refused: the tool is not offered to this credential");
+            if let Some(metrics) = self.state.metrics() {
+                metrics.call_refused(&tool, None);
+            }
+            return Err(unknown_tool(&tool));
+        };
+        let mut arguments = request.arguments.unwrap_or_default();
+        // On a skill route the handle argument is the server's, never the
+        // tool's: taken out before the tool sees its input.
+        let carried = match self.skill.is_some().then(|| arguments.remove(HANDLE_ARGUMENT)).flatten() {
+            None => None,
+            Some(Value::String(handle)) => Some(handle),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(format!("`{HANDLE_ARGUMENT}` must be a string"), None));
+            }
+        };
+        let guard = self.guard(carried.or_else(|| handle_in(meta)).as_deref());
+        let args = Value::Object(arguments);
+        self.call((liaison, deadline), principal, tool, args, guard, trace_parent(meta)).await
+    }
+
     /// The credential's permit for a call (over HTTP; a stdio connection
     /// has one client and no share), waiting up to `wait` for one to
     /// free; `None` when the wait ended first. The server-wide bound is
@@ -629,33 +683,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = self.principal(&context)?;
-        let tool = request.name.to_string();
-        // The set the call runs on, from its check to its end: a reload
-        // meanwhile does not change it. The tool's one lookup: whether it
-        // is loaded, and its deadline (for the credential's wait and a
-        // stateless session's lease).
-        let liaison = self.state.liaison();
-        let deadline = principal.allows(&tool).then(|| liaison.host().deadline(&tool)).flatten();
-        let Some(deadline) = deadline else {
-            tracing::info!(principal = %principal.id, "call refused: the tool is not offered to this credential");
-            if let Some(metrics) = self.state.metrics() {
-                metrics.call_refused(&tool, None);
-            }
-            return Err(unknown_tool(&tool));
-        };
-        let mut arguments = request.arguments.unwrap_or_default();
-        // On a skill route the handle argument is the server's, never the
-        // tool's: taken out before the tool sees its input.
-        let carried = match self.skill.is_some().then(|| arguments.remove(HANDLE_ARGUMENT)).flatten() {
-            None => None,
-            Some(Value::String(handle)) => Some(handle),
-            Some(_) => {
-                return Err(ErrorData::invalid_params(format!("`{HANDLE_ARGUMENT}` must be a string"), None));
-            }
-        };
-        let guard = self.guard(carried.or_else(|| handle_in(&context.meta.0)).as_deref());
-        let args = Value::Object(arguments);
-        self.call((liaison, deadline), principal, tool, args, guard, trace_parent(&context.meta.0)).await
+        self.call_tool_as(principal, request, &context.meta.0).await
     }
 
     async fn list_prompts(

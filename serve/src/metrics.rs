@@ -1,7 +1,8 @@
 //! The server's own series, on the host's shared registry: requests
 //! refused before MCP handling (403/404 by reason, 503 by reason),
-//! refused credentials by reason, validator refusals by rule, and hot
-//! reloads of the plugin set by outcome. Calls
+//! refused credentials by reason, validator refusals by rule, hot
+//! reloads of the plugin set by outcome, and the stateless calls the fast
+//! path answered. Calls
 //! the server answers without running them (not allowed, past a rate, a
 //! guard's refusal, no credential share before the deadline) count in the
 //! host's call families, by tool and code, so one scrape has every call.
@@ -52,6 +53,7 @@ pub struct ServeMetrics {
     unavailable: Family<ReasonLabel, Counter>,
     forbidden: Family<ReasonLabel, Counter>,
     reloads: Family<OutcomeLabel, Counter>,
+    fast_path: Counter,
 }
 
 impl ServeMetrics {
@@ -64,6 +66,7 @@ impl ServeMetrics {
             unavailable: Family::default(),
             forbidden: Family::default(),
             reloads: Family::default(),
+            fast_path: Counter::default(),
         };
         host.register(|registry| {
             registry.register("harmonia_refusals", "Refusals by validator rule code", metrics.refusals.clone());
@@ -81,6 +84,11 @@ impl ServeMetrics {
                 "harmonia_http_refused",
                 "Requests refused before MCP handling as not addressed to this server or on a session the caller does not own, by reason",
                 metrics.forbidden.clone(),
+            );
+            registry.register(
+                "harmonia_http_fast_path_calls",
+                "Stateless tools/call requests answered without rmcp's per-request service",
+                metrics.fast_path.clone(),
             );
             registry.register(
                 "harmonia_plugin_reloads",
@@ -130,6 +138,11 @@ impl ServeMetrics {
     /// Count a refusal by a validator rule (`rule` is its stable code).
     pub fn refusal(&self, rule: &'static str) {
         self.refusals.get_or_create(&RuleLabel { rule }).inc();
+    }
+
+    /// Count a stateless `tools/call` the fast path answered.
+    pub fn fast_path_call(&self) {
+        self.fast_path.inc();
     }
 
     /// Count a refused credential; `reason` is one of a fixed set.

@@ -83,7 +83,10 @@ pub fn run(serve: Serve) -> Result<(), ServeError> {
     let Serve { config, host, host_file, plugins, skills, transport, compile_progress } = serve;
     // Checked before anything is compiled: a refused start costs nothing.
     let auth = match transport {
-        Transport::Http(_) => Some(authenticator(&config)?),
+        Transport::Http(_) => {
+            raise_open_files(&config)?;
+            Some(authenticator(&config)?)
+        }
         Transport::Stdio { .. } => None,
     };
     // Counted only where `GET /metrics` can serve them.
@@ -236,7 +239,6 @@ fn serve_on(
         Some(auth) => auth,
         None => authenticator(&config)?,
     };
-    raise_open_files(&config);
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(address)
             .await
@@ -272,15 +274,24 @@ async fn terminated() {
 
 /// Raise the soft open-files limit to the hard one, as servers do: each
 /// connection holds a descriptor, and each call in flight an upstream one.
-/// Warns when even the hard limit is below what the bounds allow.
-fn raise_open_files(config: &ServeConfig) {
+/// A config whose bounds the limit cannot hold is refused before anything
+/// is built, naming the bound: past the limit, calls would fail with
+/// `dependency_unavailable` (no socket for their upstream) and clients
+/// would be refused, instead of waiting for a place.
+fn raise_open_files(config: &ServeConfig) -> Result<(), ServeError> {
     let open_files = crate::open_files::raise();
-    let wanted = u64::from(config.limits.max_connections) + u64::from(config.limits.max_in_flight_calls) + 64;
+    let limits = &config.limits;
+    let wanted =
+        u64::from(limits.max_connections) + u64::from(limits.max_in_flight_calls) + OPEN_FILES_RESERVE;
     if open_files < wanted {
-        tracing::warn!(
-            open_files,
-            wanted,
-            "the open-files limit is below max_connections + max_in_flight_calls: raise it (ulimit -n) or lower them"
-        );
+        return Err(ServeError::Usage(format!(
+            "limits.max_connections ({}) + limits.max_in_flight_calls ({}) need {wanted} open files (one a connection, one a call's upstream, {OPEN_FILES_RESERVE} spare), and this process may open {open_files}: raise its limit (ulimit -n) or lower those bounds",
+            limits.max_connections, limits.max_in_flight_calls
+        )));
     }
+    Ok(())
 }
+
+/// Open files a server keeps for itself beside its connections and calls
+/// (listeners, the ledger, logs, the component cache).
+const OPEN_FILES_RESERVE: u64 = 64;

@@ -278,8 +278,14 @@ fn the_inspector_cli_lists_and_calls_tools_with_a_bearer_token() {
     assert_eq!(stdio["structuredContent"]["status"], "success", "{stdio}");
 }
 
+/// Both paths of a stateless call answer it: the fast one and rmcp's.
 #[test]
 fn the_official_conformance_suite_passes_every_scenario_that_applies() {
+    the_official_conformance_suite_passes_every_scenario_that_applies_on(true);
+    the_official_conformance_suite_passes_every_scenario_that_applies_on(false);
+}
+
+fn the_official_conformance_suite_passes_every_scenario_that_applies_on(fast_path: bool) {
     let dir = scratch("conformance");
     let plugins: Vec<String> = ["testing-simple-text", "testing-error-handling"]
         .into_iter()
@@ -297,7 +303,9 @@ fn the_official_conformance_suite_passes_every_scenario_that_applies() {
     let (_server, url) = serve(
         &dir,
         "127.0.0.1:0",
-        "tokens_file = \"tokens.toml\"\n[limits]\nmax_sessions_per_credential = 64\n",
+        &format!(
+            "tokens_file = \"tokens.toml\"\nstateless_fast_path = {fast_path}\n[limits]\nmax_sessions_per_credential = 64\n"
+        ),
     );
     let clients = repo().join("serve/tests/clients");
     // The serving guide lists every scenario of the baseline, with its reason.
@@ -348,8 +356,14 @@ const STATELESS_FIXTURE_CHECKS: [&str; 5] = [
     "sep-2575-server-sends-tools-list-changed-on-subscription",
 ];
 
+/// Both paths of a stateless call answer it: the fast one and rmcp's.
 #[test]
 fn the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_applies() {
+    the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_applies_on(true);
+    the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_applies_on(false);
+}
+
+fn the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_applies_on(fast_path: bool) {
     let dir = scratch("conformance-next");
     let plugins: Vec<String> = ["testing-simple-text", "testing-error-handling"]
         .into_iter()
@@ -366,7 +380,9 @@ fn the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_app
     let (_server, url) = serve(
         &dir,
         "127.0.0.1:0",
-        "tokens_file = \"tokens.toml\"\n[limits]\nmax_sessions_per_credential = 64\n",
+        &format!(
+            "tokens_file = \"tokens.toml\"\nstateless_fast_path = {fast_path}\n[limits]\nmax_sessions_per_credential = 64\n"
+        ),
     );
     let clients = repo().join("serve/tests/clients");
     let baseline = std::fs::read_to_string(clients.join("conformance-next-baseline.yml")).unwrap();
@@ -419,6 +435,10 @@ fn the_conformance_suites_next_line_passes_every_2026_07_28_requirement_that_app
             }
         }
     }
+    // Which path answered the suite's stateless calls.
+    let scrape = ureq::get(format!("{url}/metrics")).call().unwrap().body_mut().read_to_string().unwrap();
+    let fast = harmonia_testkit::metric_value(&scrape, "harmonia_http_fast_path_calls_total");
+    assert_eq!(fast > 0.0, fast_path, "fast path calls {fast} with stateless_fast_path = {fast_path}");
 }
 
 #[test]
@@ -488,12 +508,26 @@ fn final_output(shown: &str) -> &str {
         .unwrap_or_else(|| panic!("no final output: {shown}"))
 }
 
+/// Both paths of a stateless call answer it: the fast one and rmcp's.
 #[test]
 fn an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_guarded_skill_route() {
+    an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_guarded_skill_route_on(true);
+    an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_guarded_skill_route_on(
+        false,
+    );
+}
+
+fn an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_guarded_skill_route_on(
+    fast_path: bool,
+) {
     let python = agents_python();
     let dir = scratch("agents-scripted");
     let token = token(&dir, "get_job_status,get_operator_feed");
-    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    let (_server, url) = serve(
+        &dir,
+        "127.0.0.1:0",
+        &format!("tokens_file = \"tokens.toml\"\nstateless_fast_path = {fast_path}\n"),
+    );
     // What job-7 is in the mock workspace (host/fixtures/demo_workspace.json):
     // the final answer quotes the envelope the tool really returned.
     let job =
@@ -520,12 +554,28 @@ fn an_agents_sdk_agent_with_a_scripted_model_calls_a_tool_over_stdio_http_and_a_
 /// Each client has its own credential (its own current session); the
 /// outage server's workspace is an upstream that refuses connections, so
 /// every call there fails retryably.
+/// Both paths of a stateless call answer it: the fast one and rmcp's.
 #[test]
 fn stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_third_attempt_refused() {
+    stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_third_attempt_refused_on(
+        true,
+    );
+    stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_third_attempt_refused_on(
+        false,
+    );
+}
+
+fn stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_third_attempt_refused_on(
+    fast_path: bool,
+) {
     let python = agents_python();
     let dir = scratch("stock-clients");
     let (agents_token, ts_token) = (token(&dir, "get_job_status"), token(&dir, "get_job_status"));
-    let (_server, url) = serve(&dir, "127.0.0.1:0", "tokens_file = \"tokens.toml\"\n");
+    let (_server, url) = serve(
+        &dir,
+        "127.0.0.1:0",
+        &format!("tokens_file = \"tokens.toml\"\nstateless_fast_path = {fast_path}\n"),
+    );
     let outage = scratch("stock-clients-outage");
     let closed = free_port();
     std::fs::write(
@@ -537,7 +587,7 @@ fn stock_clients_that_drop_the_handle_get_one_guard_a_retry_after_success_and_a_
     let (_outage_server, outage_url) = serve_with(
         &outage,
         "127.0.0.1:0",
-        "tokens_file = \"tokens.toml\"\n",
+        &format!("tokens_file = \"tokens.toml\"\nstateless_fast_path = {fast_path}\n"),
         &[("HARMONIA_TEST_API_TOKEN", "unused: nothing answers")],
     );
     let skill = |url: &str| format!("{url}/mcp/skills/job-status");

@@ -279,6 +279,31 @@ fn http_serve_refuses_to_start_without_credentials() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no unauthenticated server"));
 }
 
+/// Bounds no open-files limit can hold (each connection and each call's
+/// upstream needs a descriptor) are refused at start, naming them, rather
+/// than failing calls once the descriptors run out.
+#[test]
+fn http_serve_refuses_bounds_its_open_files_limit_cannot_hold() {
+    let dir = scratch("open-files");
+    let config = host_config(&dir, false);
+    std::fs::write(dir.join("tokens.toml"), "").unwrap();
+    std::fs::write(
+        dir.join("serve.toml"),
+        "tokens_file = \"tokens.toml\"\n[limits]\nmax_connections = 4000000000\nmax_connections_per_credential = 4000000000\n",
+    )
+    .unwrap();
+    let output = harmonia(&dir)
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--serve-config")
+        .arg(dir.join("serve.toml"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(said.contains("limits.max_connections (4000000000)") && said.contains("ulimit -n"), "{said}");
+}
+
 /// The HTTP status of an MCP `initialize` POSTed with `token`.
 fn initialize_status(url: &str, token: &str) -> u16 {
     use std::io::{Read, Write};

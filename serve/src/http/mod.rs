@@ -43,7 +43,8 @@
 //! connections drained.
 //!
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
-//! MCP gate), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
+//! MCP gate), `fast_path` (a stateless `tools/call` answered without
+//! rmcp's per-request service, in rmcp's types), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
 //! [`listener`] (connections), `message` (what the gates read of a
 //! JSON-RPC body, in one pass), `unread_body` (an answer given before the
 //! body was read keeps the connection usable or says `Connection: close`),
@@ -51,6 +52,7 @@
 //! credential and over the server).
 
 mod body_budget;
+mod fast_path;
 pub mod gate;
 pub mod listener;
 mod message;
@@ -106,6 +108,8 @@ pub(crate) struct App {
     metadata_url: Option<String>,
     /// The scopes tools and skills need, with `[oauth]`.
     scopes: Option<scopes::ScopePolicy>,
+    /// Whether a stateless `tools/call` skips rmcp's per-request service.
+    fast_path: bool,
 }
 
 /// Why a request gets 503 before MCP handling.
@@ -351,8 +355,11 @@ impl HttpServer {
             bodies: Arc::new(tokio::sync::Semaphore::new(limits.max_request_bodies_kib as usize)),
             metadata_url: config.oauth.as_ref().and_then(|oauth| oauth.metadata_url()),
             scopes: config.oauth.as_ref().map(scopes::ScopePolicy::new),
+            fast_path: config.stateless_fast_path,
         });
+        // Innermost first: the fast path runs after every check of the door.
         let mut protected = mcp
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), fast_path::stateless_call))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), gate::mcp_gate))
             .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_route))

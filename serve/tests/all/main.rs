@@ -4,10 +4,12 @@
 //! ([`scopes`]), the server under a hostile client ([`adversary`]), guarded
 //! sessions on the stateless revision ([`stateless`]), skills through
 //! the skills extension ([`skills_extension`]), the plugin set
-//! reloaded under load ([`reload`]), and what every answer carries and a
-//! review page costs ([`responses`]).
+//! reloaded under load ([`reload`]), what every answer carries and a
+//! review page costs ([`responses`]), and the stateless fast path
+//! answering as rmcp does ([`fast_path`]).
 
 mod adversary;
+mod fast_path;
 mod metrics;
 mod oauth;
 mod reload;
