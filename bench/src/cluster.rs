@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 /// The database's settings for the bench's own connections.
 fn settings(url: &str) -> Result<DatabaseSettings> {
-    Ok(DatabaseSettings::new(url, None, 4, Duration::from_secs(10))?)
+    Ok(DatabaseSettings::new(url, None, None, 4, Duration::from_secs(10))?)
 }
 
 /// The floors: `SELECT 1`, an asynchronous and a durable `UPDATE`, each

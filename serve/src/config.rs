@@ -21,6 +21,7 @@
 //! key_file = "session.key"             # >= 32 bytes of secret, mode 600: seals the handles
 //! ledger = "sessions.db"               # SQLite file, or postgres://user@host:5432/db (several machines)
 //! password_file = "ledger.password"    # PostgreSQL's password (else $HARMONIA_LEDGER_PASSWORD)
+//! ca_file = "postgres-ca.pem"          # with ?sslmode=require: the CAs the database's certificate chains to
 //! pool_size = 16                       # connections to PostgreSQL
 //! timeout_ms = 2000                    # the longest wait on PostgreSQL
 //! [telemetry]                          # optional: OpenTelemetry spans over OTLP/HTTP
@@ -140,6 +141,9 @@ pub struct SessionsConfig {
     pub ledger: Option<String>,
     /// The PostgreSQL password (mode 600; else `$HARMONIA_LEDGER_PASSWORD`).
     pub password_file: Option<PathBuf>,
+    /// With `sslmode=require`: the certificate authorities (PEM) the
+    /// database's certificate must chain to (else the Mozilla roots).
+    pub ca_file: Option<PathBuf>,
     /// Most connections to PostgreSQL this process holds.
     pub pool_size: u32,
     /// The longest any wait on PostgreSQL lasts (a connection, a
@@ -149,7 +153,14 @@ pub struct SessionsConfig {
 
 impl Default for SessionsConfig {
     fn default() -> Self {
-        Self { key_file: None, ledger: None, password_file: None, pool_size: 16, timeout_ms: 2000 }
+        Self {
+            key_file: None,
+            ledger: None,
+            password_file: None,
+            ca_file: None,
+            pool_size: 16,
+            timeout_ms: 2000,
+        }
     }
 }
 
@@ -450,8 +461,13 @@ impl ServeConfig {
         if let Some(file) = config.jwt.as_mut().and_then(|jwt| jwt.jwks_file.as_mut()) {
             resolve(file);
         }
-        for file in
-            [config.sessions.key_file.as_mut(), config.sessions.password_file.as_mut()].into_iter().flatten()
+        for file in [
+            config.sessions.key_file.as_mut(),
+            config.sessions.password_file.as_mut(),
+            config.sessions.ca_file.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
         {
             resolve(file);
         }
@@ -574,11 +590,11 @@ impl ServeConfig {
         }
         let sessions = &self.sessions;
         if let Some(ledger) = sessions.ledger.as_deref().filter(|ledger| crate::database::is_url(ledger)) {
-            crate::database::check_url(ledger)
+            crate::database::check_url(ledger, sessions.ca_file.is_some())
                 .map_err(|error| ServeConfigError::Invalid(error.to_string()))?;
-        } else if sessions.password_file.is_some() {
+        } else if sessions.password_file.is_some() || sessions.ca_file.is_some() {
             return Err(ServeConfigError::Invalid(
-                "sessions.password_file is for a PostgreSQL ledger (sessions.ledger = \"postgres://…\")"
+                "sessions.password_file and sessions.ca_file are for a PostgreSQL ledger (sessions.ledger = \"postgres://…\")"
                     .into(),
             ));
         }

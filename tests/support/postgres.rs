@@ -4,7 +4,10 @@
 //! environment), and `fsync` off (a test never survives a power cut).
 //!
 //! [`PostgresServer::start`] listens on 127.0.0.1; [`PostgresServer::start_in`]
-//! inside a network namespace a multi-host test made. As root the server
+//! inside a network namespace a multi-host test made;
+//! [`PostgresServer::start_tls`] on 127.0.0.1 accepting TCP clients only
+//! over TLS, its certificate (for 127.0.0.1 and localhost) issued by a
+//! certificate authority of its own ([`PostgresServer::ca_file`]). As root the server
 //! runs as the `postgres` user (PostgreSQL refuses root). It can be
 //! stopped, started and restarted in the middle of a test, and it stops
 //! when dropped. [`shared`] is one server for a whole test process, each
@@ -54,6 +57,8 @@ pub struct PostgresServer {
     port: u16,
     netns: Option<String>,
     password: String,
+    /// TLS on, and required of every TCP client.
+    tls: bool,
     child: Mutex<Option<Child>>,
 }
 
@@ -76,6 +81,16 @@ impl PostgresServer {
     /// A new cluster listening on `listen:port`, inside network namespace
     /// `netns` when given.
     pub fn start_in(netns: Option<&str>, listen: &str, port: u16) -> Self {
+        Self::start_with(netns, listen, port, false)
+    }
+
+    /// A new cluster on 127.0.0.1 that speaks TCP only over TLS (`hostssl`
+    /// rules alone); its certificate authority is [`Self::ca_file`].
+    pub fn start_tls() -> Self {
+        Self::start_with(None, "127.0.0.1", free_port(), true)
+    }
+
+    fn start_with(netns: Option<&str>, listen: &str, port: u16, tls: bool) -> Self {
         let bin = binaries();
         let dir = TempDir::new("postgres");
         let mut bytes = [0u8; 12];
@@ -102,6 +117,11 @@ impl PostgresServer {
         let hba = data.join("pg_hba.conf");
         let mut rules = std::fs::read_to_string(&hba).expect("read pg_hba.conf");
         rules.push_str("host all all 0.0.0.0/0 scram-sha-256\n");
+        if tls {
+            // Every TCP rule over TLS only; the socket stays trusted.
+            rules = rules.lines().map(|line| line.replacen("host ", "hostssl ", 1) + "\n").collect();
+            write_certificates(dir.path(), &data);
+        }
         std::fs::write(&hba, rules).expect("write pg_hba.conf");
         let server = Self {
             bin,
@@ -110,6 +130,7 @@ impl PostgresServer {
             port,
             netns: netns.map(str::to_owned),
             password,
+            tls,
             child: Mutex::new(None),
         };
         server.start_again();
@@ -151,6 +172,7 @@ impl PostgresServer {
             .arg("-k")
             .arg(self.data())
             .args(["-c", "fsync=off", "-c", "max_connections=200", "-c", "log_min_messages=warning"])
+            .args(["-c", if self.tls { "ssl=on" } else { "ssl=off" }])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -242,6 +264,12 @@ impl PostgresServer {
         format!("postgres://{ROLE}@{}/{database}", self.address())
     }
 
+    /// The certificate authority (PEM) that issued a TLS server's
+    /// certificate ([`Self::start_tls`]).
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
     /// The role's password.
     pub fn password(&self) -> &str {
         &self.password
@@ -303,6 +331,36 @@ fn assert_ok(output: &Output, what: &str) {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// A certificate authority (`dir/ca.pem`) and the server's certificate
+/// and key it issued, for 127.0.0.1 and localhost, where the server reads
+/// them (`data/server.crt`, `data/server.key`, the key readable by the
+/// server's user alone).
+fn write_certificates(dir: &Path, data: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let authority_key = KeyPair::generate().expect("a key");
+    let mut authority = CertificateParams::new(Vec::<String>::new()).expect("parameters");
+    authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    authority.distinguished_name.push(DnType::CommonName, "harmonia test PostgreSQL CA");
+    let authority_certificate = authority.self_signed(&authority_key).expect("the authority's certificate");
+    let server_key = KeyPair::generate().expect("a key");
+    let mut server =
+        CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).expect("parameters");
+    server.distinguished_name.push(DnType::CommonName, "localhost");
+    let server_certificate = server
+        .signed_by(&server_key, &Issuer::from_params(&authority, &authority_key))
+        .expect("the server's certificate");
+    std::fs::write(dir.join("ca.pem"), authority_certificate.pem()).expect("write ca.pem");
+    std::fs::write(data.join("server.crt"), server_certificate.pem()).expect("write server.crt");
+    let key = data.join("server.key");
+    std::fs::write(&key, server_key.serialize_pem()).expect("write server.key");
+    set_mode_600(&key);
+    if is_root() {
+        let chown =
+            Command::new("chown").args(["postgres:postgres"]).arg(&key).arg(data.join("server.crt")).status();
+        assert!(chown.is_ok_and(|status| status.success()), "chown to postgres failed");
+    }
 }
 
 fn set_mode_600(path: &Path) {

@@ -4,7 +4,8 @@
 //! migrate` brings the schema to this release; a replica whose database
 //! refuses it starts all the same, says on `/readyz` that it is not ready
 //! and why, refuses guarded calls as retryable, and serves them once the
-//! database lets it in.
+//! database lets it in; TLS to the database verifies its certificate,
+//! and never falls back to plain text.
 
 use crate::support::{harmonia, spawn_listening};
 use harmonia_testkit::postgres;
@@ -187,4 +188,98 @@ fn the_database_password_comes_from_a_file_or_the_environment_and_never_reaches_
     assert!(answer.contains("\"status\":\"success\""), "{answer}");
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
     assert!(!log.contains(server.password()), "the password was logged: {log}");
+}
+
+/// `harmonia serve --http` with `dir`'s serve config, when it refuses to
+/// start: what it said. `None` when it failed to refuse: it exited 0, or
+/// was still running after 20 s (then stopped).
+fn refused_at_start(dir: &Path) -> Option<String> {
+    let mut child = harmonia(dir)
+        .args(["serve", "--http", "127.0.0.1:0", "--serve-config"])
+        .arg(dir.join("serve.toml"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    status.filter(|status| !status.success()).map(|_| said)
+}
+
+#[test]
+fn the_ledger_speaks_tls_to_postgresql_and_verifies_the_servers_certificate() {
+    // A server that takes TCP clients only over TLS, its certificate
+    // issued by an authority of the test's own.
+    let server = postgres::PostgresServer::start_tls();
+    let database = server.database("tls");
+    let url = server.url(&database);
+    let dir = TempDir::new("serve-database-tls");
+    let dir = dir.path();
+    std::fs::write(dir.join("harmonia.toml"), "mock = true\n").unwrap();
+    let token = token(dir);
+    let agent = agent();
+    write_private(&dir.join("ledger.password"), &format!("{}\n", server.password()));
+    let config = |ledger: &str, ca_file: Option<&Path>| {
+        let ca = ca_file.map(|file| format!("ca_file = \"{}\"\n", file.display())).unwrap_or_default();
+        std::fs::write(
+            dir.join("serve.toml"),
+            format!(
+                "tokens_file = \"tokens.toml\"\n[sessions]\nledger = \"{ledger}\"\npassword_file = \"ledger.password\"\n{ca}timeout_ms = 1000\n"
+            ),
+        )
+        .unwrap();
+    };
+
+    // `prefer`, which anything in between can turn into plain text, is
+    // refused at start, saying what to write instead.
+    config(&format!("{url}?sslmode=prefer"), None);
+    let said = refused_at_start(dir).expect("sslmode=prefer was accepted: the server started");
+    assert!(said.contains("sslmode=prefer") && said.contains("sslmode=require"), "{said}");
+    // A CA file with no TLS to use it is a mistake, said at start.
+    config(&url, Some(&server.ca_file()));
+    let said = refused_at_start(dir).expect("a ca_file without TLS was accepted: the server started");
+    assert!(said.contains("ca_file"), "{said}");
+
+    // TLS, the certificate checked against the Mozilla roots, which never
+    // issued it: no connection (never one in plain text instead), not
+    // ready, saying why, and a guarded call refused as retryable.
+    config(&format!("{url}?sslmode=require"), None);
+    let (running, served) = serve(dir, &[]);
+    let why = ready_as(&agent, &served, 503, "invalid peer certificate");
+    assert!(why.contains("ledger_unavailable"), "{why}");
+    let answer = guarded_call(&agent, &served, &token);
+    let message: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        message["error"]["data"],
+        json!({"reason": "ledger_unavailable", "retryable": true}),
+        "{answer}"
+    );
+    drop(running);
+
+    // libpq's `verify-full` with the authority that issued it: ready, the
+    // guarded call runs, and every connection the server holds is TLS.
+    config(&format!("{url}?sslmode=verify-full"), Some(&server.ca_file()));
+    let (_running, served) = serve(dir, &[]);
+    let ready = ready_as(&agent, &served, 200, "ready");
+    let answer = guarded_call(&agent, &served, &token);
+    assert!(answer.contains("\"status\":\"success\""), "{answer} ({ready})");
+    let counted = server.psql(
+        "postgres",
+        "SELECT count(*) FILTER (WHERE s.ssl) || '/' || count(*) FROM pg_stat_ssl s \
+         JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'harmonia-serve'",
+    );
+    let (encrypted, all) = counted.split_once('/').unwrap();
+    assert!(all != "0" && encrypted == all, "{encrypted} of {all} of the server's connections are TLS");
 }

@@ -7,6 +7,14 @@
 //!   from `[sessions] password_file` or `$HARMONIA_LEDGER_PASSWORD`, and a
 //!   URL carrying one is refused at start (without repeating it). No log
 //!   line or message names the password or the URL's query.
+//! - TLS: `sslmode=require` in the URL (or libpq's `verify-full` and
+//!   `verify-ca`, which mean the same here) speaks TLS (rustls) and always
+//!   verifies the server's certificate, its chain and its host name,
+//!   against `[sessions] ca_file` or else the Mozilla roots; a connection
+//!   that cannot verify fails, never falling back to plain text. Without
+//!   `sslmode` (or `disable`) the connection is plain text, for a private
+//!   network; `prefer`, which a network in between can silently turn
+//!   into plain text, is refused at start.
 //! - Every operation ([`Database::run`]) waits at most `[sessions]
 //!   timeout_ms` in all, for a connection and for its statements; past it,
 //!   or when the database refuses, the connection is dropped from the pool
@@ -38,7 +46,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_postgres::NoTls;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The environment variable a password may come from.
 pub const PASSWORD_VARIABLE: &str = "HARMONIA_LEDGER_PASSWORD";
@@ -68,33 +78,92 @@ pub enum DatabaseConfigError {
         "sessions.ledger must not carry the password: put it in sessions.password_file (mode 600) or ${PASSWORD_VARIABLE}"
     )]
     PasswordInUrl,
-    /// TLS was asked for.
+    /// `sslmode=prefer`: TLS that anyone in between can strip.
     #[error(
-        "sessions.ledger asks for TLS (sslmode=require), which this server does not speak to PostgreSQL: use sslmode=disable on a private network, or a TLS proxy beside each replica"
+        "sessions.ledger says sslmode=prefer, which falls back to plain text when anything between refuses TLS: say sslmode=require (TLS, the server's certificate verified) or sslmode=disable (a private network)"
     )]
-    Tls,
+    Prefer,
+    /// A CA file without TLS to use it.
+    #[error("sessions.ca_file is for a PostgreSQL ledger whose URL says sslmode=require")]
+    CaWithoutTls,
+    /// The CA file is unusable.
+    #[error("sessions.ca_file {0}: {1}")]
+    CaFile(PathBuf, String),
+    /// The TLS settings could not be made.
+    #[error("TLS to PostgreSQL: {0}")]
+    Tls(String),
     /// The password file is unusable.
     #[error("sessions.password_file {0}: {1}")]
     PasswordFile(PathBuf, String),
 }
 
-/// Why `url` cannot be used (the password is not read here).
-pub fn check_url(url: &str) -> Result<(), DatabaseConfigError> {
-    let config =
-        tokio_postgres::Config::from_str(url).map_err(|error| DatabaseConfigError::Url(error.to_string()))?;
+/// `url` parsed: the driver's config (TLS required, or none at all).
+fn parse_url(url: &str) -> Result<tokio_postgres::Config, DatabaseConfigError> {
+    let lowered = url.to_ascii_lowercase();
+    if lowered.contains("sslmode=prefer") {
+        return Err(DatabaseConfigError::Prefer);
+    }
+    // libpq's verifying modes: this server verifies the chain and the
+    // host name under any TLS mode, so both are `require` here (the
+    // driver knows only disable, prefer and require).
+    let url =
+        url.replace("sslmode=verify-full", "sslmode=require").replace("sslmode=verify-ca", "sslmode=require");
+    let mut config = tokio_postgres::Config::from_str(&url)
+        .map_err(|error| DatabaseConfigError::Url(error.to_string()))?;
+    if config.get_ssl_mode() != SslMode::Require {
+        // No `sslmode` is the driver's `prefer`: plain text, said so.
+        config.ssl_mode(SslMode::Disable);
+    }
+    Ok(config)
+}
+
+/// Why `url` (with a CA file or not) cannot be used; the password and the
+/// CA file are not read here.
+pub fn check_url(url: &str, ca_file: bool) -> Result<(), DatabaseConfigError> {
+    let config = parse_url(url)?;
     if config.get_password().is_some() {
         return Err(DatabaseConfigError::PasswordInUrl);
     }
-    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-        return Err(DatabaseConfigError::Tls);
+    if ca_file && config.get_ssl_mode() != SslMode::Require {
+        return Err(DatabaseConfigError::CaWithoutTls);
     }
     Ok(())
+}
+
+/// The TLS client: ring's primitives, the safe protocol versions, and
+/// the certificates of `ca_file` (PEM) as the only roots, else Mozilla's.
+fn tls_client(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, DatabaseConfigError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let roots = match ca_file {
+        None => rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() },
+        Some(path) => {
+            let failed = |why: String| DatabaseConfigError::CaFile(path.to_owned(), why);
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in
+                CertificateDer::pem_file_iter(path).map_err(|error| failed(error.to_string()))?
+            {
+                let certificate = certificate.map_err(|error| failed(error.to_string()))?;
+                roots.add(certificate).map_err(|error| failed(error.to_string()))?;
+            }
+            if roots.is_empty() {
+                return Err(failed("holds no certificate".into()));
+            }
+            roots
+        }
+    };
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map(|builder| builder.with_root_certificates(roots).with_no_client_auth())
+        .map_err(|error| DatabaseConfigError::Tls(error.to_string()))
 }
 
 /// What the server connects with, checked.
 #[derive(Clone)]
 pub struct DatabaseSettings {
     config: tokio_postgres::Config,
+    /// TLS, when the URL requires it.
+    tls: Option<rustls::ClientConfig>,
     /// Most connections in the pool.
     pub pool_size: u32,
     /// The longest an operation waits, in all.
@@ -123,16 +192,22 @@ fn read_password(path: &Path) -> Result<String, DatabaseConfigError> {
 
 impl DatabaseSettings {
     /// Settings for `url`, the password from `password_file` or the
-    /// environment (none: the server's own authentication, e.g. `trust`).
+    /// environment (none: the server's own authentication, e.g. `trust`),
+    /// the server's certificate checked against `ca_file` when the URL
+    /// requires TLS.
     pub fn new(
         url: &str,
         password_file: Option<&Path>,
+        ca_file: Option<&Path>,
         pool_size: u32,
         timeout: Duration,
     ) -> Result<Self, DatabaseConfigError> {
-        check_url(url)?;
-        let mut config = tokio_postgres::Config::from_str(url)
-            .map_err(|error| DatabaseConfigError::Url(error.to_string()))?;
+        check_url(url, ca_file.is_some())?;
+        let mut config = parse_url(url)?;
+        let tls = match config.get_ssl_mode() {
+            SslMode::Require => Some(tls_client(ca_file)?),
+            _ => None,
+        };
         let password = match password_file {
             Some(path) => Some(read_password(path)?),
             None => std::env::var(PASSWORD_VARIABLE).ok().filter(|password| !password.is_empty()),
@@ -149,10 +224,11 @@ impl DatabaseSettings {
             })
             .collect();
         let described = format!(
-            "postgres {}:{} database {}",
+            "postgres {}:{} database {}{}",
             hosts.join(","),
             config.get_ports().first().copied().unwrap_or(5432),
-            config.get_dbname().unwrap_or("(default)")
+            config.get_dbname().unwrap_or("(default)"),
+            if tls.is_some() { " over TLS" } else { "" }
         );
         let budget = timeout.max(Duration::from_millis(100));
         config
@@ -168,7 +244,7 @@ impl DatabaseSettings {
                 budget.as_millis(),
                 budget.as_millis().saturating_mul(2)
             ));
-        Ok(Self { config, pool_size: pool_size.max(1), timeout: budget, described })
+        Ok(Self { config, tls, pool_size: pool_size.max(1), timeout: budget, described })
     }
 }
 
@@ -211,12 +287,20 @@ fn is_unavailable(error: &tokio_postgres::Error) -> bool {
 }
 
 /// The error's text for a log: the server's message, or the driver's
-/// (neither carries the password).
+/// with its causes (a TLS handshake's says which certificate check
+/// failed); none of them carries the password.
 fn describe(error: &tokio_postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => format!("{}: {}", db.code().code(), db.message()),
-        None => error.to_string(),
+    if let Some(db) = error.as_db_error() {
+        return format!("{}: {}", db.code().code(), db.message());
     }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }
 
 /// Why no connection could be had from the pool: the server's reason
@@ -233,11 +317,15 @@ impl Database {
     /// A pool for `settings` (connections are made when first needed);
     /// `replica` names this process in the heartbeat table.
     pub fn new(settings: DatabaseSettings, replica: String) -> Result<Arc<Self>, LedgerError> {
-        let manager = Manager::from_config(
-            settings.config.clone(),
-            NoTls,
-            ManagerConfig { recycling_method: RecyclingMethod::Fast },
-        );
+        let recycling = || ManagerConfig { recycling_method: RecyclingMethod::Fast };
+        let manager = match &settings.tls {
+            Some(tls) => Manager::from_config(
+                settings.config.clone(),
+                MakeRustlsConnect::new(tls.clone()),
+                recycling(),
+            ),
+            None => Manager::from_config(settings.config.clone(), NoTls, recycling()),
+        };
         let pool = Pool::builder(manager)
             .max_size(settings.pool_size as usize)
             .runtime(Runtime::Tokio1)
@@ -456,6 +544,7 @@ pub fn migrate_now(config: &crate::config::SessionsConfig) -> anyhow::Result<Vec
     let settings = DatabaseSettings::new(
         url,
         config.password_file.as_deref(),
+        config.ca_file.as_deref(),
         config.pool_size,
         Duration::from_millis(config.timeout_ms),
     )?;
@@ -463,4 +552,72 @@ pub fn migrate_now(config: &crate::config::SessionsConfig) -> anyhow::Result<Vec
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let database = Database::new(settings, "migrate".into())?;
     runtime.block_on(database.migrate()).with_context(|| format!("cannot migrate {described}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_is_required_verified_or_absent_and_never_preferred() {
+        // No sslmode, or disable: plain text, said so (not the driver's
+        // silent `prefer`).
+        for url in ["postgres://h@db:5432/d", "postgres://h@db:5432/d?sslmode=disable"] {
+            assert_eq!(parse_url(url).unwrap().get_ssl_mode(), SslMode::Disable, "{url}");
+        }
+        // require, and libpq's verifying modes, which verify here anyway.
+        for mode in ["require", "verify-full", "verify-ca"] {
+            let url = format!("postgres://h@db:5432/d?sslmode={mode}");
+            assert_eq!(parse_url(&url).unwrap().get_ssl_mode(), SslMode::Require, "{url}");
+            assert!(check_url(&url, true).is_ok(), "{url}");
+        }
+        // prefer, however it is spelt, is refused.
+        for url in ["postgres://h@db/d?sslmode=prefer", "postgres://h@db/d?connect_timeout=5&SSLMODE=Prefer"]
+        {
+            assert!(matches!(check_url(url, false), Err(DatabaseConfigError::Prefer)), "{url}");
+        }
+        // A CA file needs TLS to use it.
+        assert!(matches!(check_url("postgres://h@db/d", true), Err(DatabaseConfigError::CaWithoutTls)));
+        // Unknown modes are the driver's error, not a silent default.
+        assert!(matches!(
+            check_url("postgres://h@db/d?sslmode=allow", false),
+            Err(DatabaseConfigError::Url(_))
+        ));
+    }
+
+    #[test]
+    fn a_ca_file_must_hold_a_certificate_and_the_settings_say_tls() {
+        let dir = std::env::temp_dir().join(format!("harmonia-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let refused = DatabaseSettings::new(
+            "postgres://h@db/d?sslmode=require",
+            None,
+            Some(&empty),
+            1,
+            Duration::from_secs(1),
+        );
+        assert!(
+            matches!(&refused, Err(DatabaseConfigError::CaFile(path, why)) if path == &empty && why.contains("no certificate")),
+            "{refused:?}"
+        );
+        let missing = DatabaseSettings::new(
+            "postgres://h@db/d?sslmode=require",
+            None,
+            Some(&dir.join("missing.pem")),
+            1,
+            Duration::from_secs(1),
+        );
+        assert!(matches!(missing, Err(DatabaseConfigError::CaFile(..))), "{missing:?}");
+        // The Mozilla roots when no CA file is named; said in the description.
+        let settings =
+            DatabaseSettings::new("postgres://h@db/d?sslmode=require", None, None, 1, Duration::from_secs(1))
+                .unwrap();
+        assert!(settings.described.ends_with("over TLS"), "{}", settings.described);
+        let plain =
+            DatabaseSettings::new("postgres://h@db/d", None, None, 1, Duration::from_secs(1)).unwrap();
+        assert!(!plain.described.contains("TLS"), "{}", plain.described);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

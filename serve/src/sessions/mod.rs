@@ -246,6 +246,7 @@ fn open_ledger(config: &SessionsConfig, replica: &str) -> Result<Opened, SetupEr
             let settings = DatabaseSettings::new(
                 url,
                 config.password_file.as_deref(),
+                config.ca_file.as_deref(),
                 config.pool_size,
                 Duration::from_millis(config.timeout_ms),
             )?;

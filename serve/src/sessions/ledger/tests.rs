@@ -38,7 +38,7 @@ async fn postgres_pair() -> Pair {
     let url = server.url(&server.database("ledger"));
     let password = server.password_file(dir.path());
     let open = |replica: &str| {
-        let settings = DatabaseSettings::new(&url, Some(&password), 4, Duration::from_secs(5)).unwrap();
+        let settings = DatabaseSettings::new(&url, Some(&password), None, 4, Duration::from_secs(5)).unwrap();
         Database::new(settings, replica.to_owned()).unwrap()
     };
     let (a, b) = (open("a"), open("b"));
