@@ -32,9 +32,12 @@ fn judge(text: &str, case: &Case<'_>) -> Option<(String, String)> {
 
 #[test]
 fn the_corpora_are_large_enough() {
-    for (name, claims, benign) in
-        [("corpus.toml", 150, 100), ("heldout.toml", 150, 100), ("unseen.toml", 200, 100)]
-    {
+    for (name, claims, benign) in [
+        ("corpus.toml", 150, 100),
+        ("heldout.toml", 150, 100),
+        ("unseen.toml", 200, 100),
+        ("unseen2.toml", 200, 100),
+    ] {
         let corpus = load(name);
         let count = |label| -> usize {
             corpus.category.iter().filter(|category| category.label == label).map(|c| c.sentences.len()).sum()
@@ -144,6 +147,17 @@ fn an_unlisted_verb_is_a_claim_when_the_liaison_acts() {
 #[ignore = "a measurement on unseen.toml: run with --ignored --nocapture"]
 fn the_unseen_corpus_figures() {
     corpus::measure_with(&load("unseen.toml"), judge, Expected::EitherRuleForOtherLanguages);
+}
+
+/// The third held-out corpus, `unseen2.toml`: written on 2026-12-05 by a
+/// separate helper before the detector's next round, in categories none
+/// of the other three files has, and never shown to its designer. Like
+/// `unseen.toml`: figures by category and overall, never a sentence, and
+/// nothing asserted.
+#[test]
+#[ignore = "a measurement on unseen2.toml: run with --ignored --nocapture"]
+fn the_unseen2_corpus_figures() {
+    corpus::measure_with(&load("unseen2.toml"), judge, Expected::EitherRuleForOtherLanguages);
 }
 
 fn catalogue_case(name: &str) -> (Trace, Value) {
