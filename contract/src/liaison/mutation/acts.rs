@@ -8,7 +8,7 @@
 use super::lexicon::key;
 use super::normalize::Token;
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// How many words after a guarded verb may hold its object.
@@ -27,6 +27,10 @@ pub(super) struct Acts {
     guarded: HashMap<String, Vec<Guard>>,
     /// The acts' names (`read`, `report`), indexed by the maps above.
     names: Vec<String>,
+    /// Forms of verbs that name no act alone ("engagement declined") but
+    /// one when the liaison does them to an object ("I declined the
+    /// meeting").
+    intransitive: HashSet<String>,
 }
 
 #[derive(Deserialize)]
@@ -45,6 +49,8 @@ struct Act {
     guarded: Vec<Guarded>,
     #[serde(default)]
     words: Vec<String>,
+    #[serde(default)]
+    intransitive: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +88,12 @@ impl Acts {
             for word in &act.words {
                 acts.plain.insert(key(word), name);
             }
+            for entry in &act.intransitive {
+                for form in forms(entry)? {
+                    acts.plain.insert(key(form), name);
+                    acts.intransitive.insert(key(form));
+                }
+            }
             for guarded in &act.guarded {
                 let objects: Vec<Vec<String>> = guarded
                     .objects
@@ -94,6 +106,35 @@ impl Acts {
             }
         }
         Ok(acts)
+    }
+
+    /// Whether the word at `index` is a guarded verb whose object stands
+    /// just before it, as in a status line: "numbers pulled", "summary
+    /// written".
+    pub(super) fn act_with_object_before(&self, clause: &[Token], index: usize) -> bool {
+        let Some(word) = clause.get(index).and_then(Token::word) else { return false };
+        let before: Vec<&str> =
+            clause[index.saturating_sub(OBJECT_WINDOW)..index].iter().filter_map(Token::word).collect();
+        self.guarded.get(&key(word)).is_some_and(|guards| {
+            guards.iter().any(|(objects, _)| {
+                objects.iter().any(|object| {
+                    object.len() <= before.len()
+                        && object.iter().zip(&before[before.len() - object.len()..]).all(|(a, b)| a == b)
+                })
+            })
+        })
+    }
+
+    /// Whether `word` is a form of a verb that is an act when the liaison
+    /// does it to an object.
+    pub(super) fn is_intransitive(&self, word: &str) -> bool {
+        self.intransitive.contains(word)
+    }
+
+    /// Every spelling of the allow-list's verbs and words, plain and
+    /// guarded.
+    pub(super) fn spellings(&self) -> impl Iterator<Item = &str> {
+        self.plain.keys().chain(self.guarded.keys()).map(String::as_str)
     }
 
     /// The act the word at `index` of `clause` names, if the allow-list
@@ -137,6 +178,11 @@ impl Acts {
             }
             for word in &act.words {
                 examples.push((format!("{} the feed, job-42 looks fine.", capitalised(word)), None));
+            }
+            for entry in &act.intransitive {
+                let [_, _, past, participle, _] = forms(entry).unwrap()[..] else { unreachable!() };
+                let refused = format!("I have {participle} the numbers.");
+                examples.push((format!("Engagement {past} on Tuesday."), Some(refused)));
             }
             for guarded in &act.guarded {
                 let [_, _, past, participle, _] = forms(&guarded.forms).unwrap()[..] else { unreachable!() };

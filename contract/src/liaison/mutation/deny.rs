@@ -239,9 +239,19 @@ fn effect_at(clause: &[Token], index: usize) -> Option<Effect> {
         effect.forms |= candidate.forms;
         effect.end = effect.end.max(end);
         effect.keys.push(verb.base.clone());
+        // A guarded verb's object that is an effect itself ("the refund was
+        // issued") is grounded by evidence that carries it (`refundedAt`).
+        for object in before.iter().chain(&after) {
+            if verb.objects.iter().any(|words| words.len() == 1 && words[0] == *object) {
+                let bases = LEXICON.lookup(object).iter().map(|found| LEXICON.verbs[found.verb].base.clone());
+                effect.keys.extend(bases);
+            }
+        }
     }
-    // "out of date", "out of stock": not the state a publication leaves.
-    let state_of_something = after.first() == Some(&"of");
+    // "out of date", "out of stock", "out for delivery": not the state a
+    // publication leaves.
+    let state_of_something = after.first() == Some(&"of")
+        || (after.first() == Some(&"for") && after.get(1).is_some_and(|next| ERRANDS.contains(next)));
     if found.is_none()
         && !state_of_something
         && let Some(family) = LEXICON.state(current)
@@ -286,8 +296,13 @@ const MODALS: &[&str] = &[
     "'d",
 ];
 
+/// What a thing is "out for" that no publication leaves: "out for
+/// delivery", "out for review".
+const ERRANDS: &[&str] =
+    &["delivery", "review", "signature", "signing", "repair", "collection", "pickup", "lunch", "approval"];
+
 /// Words after `by` that name a time or a manner, not an agent.
-const NOT_AGENTS: &[&str] = &[
+pub(super) const NOT_AGENTS: &[&str] = &[
     "now",
     "then",
     "noon",
@@ -309,6 +324,19 @@ const NOT_AGENTS: &[&str] = &[
     "sunday",
     "end",
     "close",
+    // Means, not agents: "paid it by bank transfer", "sent it by email".
+    "bank",
+    "email",
+    "e-mail",
+    "mail",
+    "phone",
+    "card",
+    "wire",
+    "courier",
+    "cheque",
+    "sms",
+    "text",
+    "post",
 ];
 
 /// What the chain before an effect word says about its voice.
@@ -348,7 +376,14 @@ fn chain_before(clause: &[Token], index: usize) -> Chain {
 
 /// Whether `by` + another actor follows within the agent window.
 fn other_agent_after(clause: &[Token], index: usize) -> bool {
-    (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
+    // "12 posts went out via the scheduler": an instrument of someone
+    // else's, not the liaison ("via me" is an agent of its own).
+    let via = (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
+        word(clause, at) == Some("via")
+            && word(clause, at + 1) == Some("the")
+            && word(clause, at + 2).is_some_and(|tool| INSTRUMENTS.contains(&tool))
+    });
+    via || (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
         word(clause, at) == Some("by")
             && grammar::agent_at(clause, at, true).is_none()
             && word(clause, at + 1).is_some_and(|agent| {
@@ -356,6 +391,10 @@ fn other_agent_after(clause: &[Token], index: usize) -> bool {
             })
     })
 }
+
+/// What runs by itself on someone else's schedule: "via the scheduler".
+const INSTRUMENTS: &[&str] =
+    &["scheduler", "automation", "workflow", "webhook", "cron", "pipeline", "autoresponder"];
 
 /// Whether `by` + the liaison follows: `detect` reports those.
 fn liaison_agent_after(clause: &[Token], index: usize) -> bool {
@@ -371,6 +410,7 @@ fn has_object(clause: &[Token], index: usize, end: usize) -> bool {
             !grammar::PREPOSITIONS.contains(&next)
                 && !grammar::is_adverb(next)
                 && !grammar::CONJUNCTIONS.contains(&next)
+                && !grammar::when_at(clause, index + 1)
         })
 }
 
@@ -421,7 +461,10 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     }
     // An act said to be done is not excused by a condition or a
     // recommendation closed before it, nor by a tag question.
-    let done = effect.forms & (PAST | PARTICIPLE) != 0 && !chain.modal;
+    // A present "gets reimbursed" is what will happen, not an act done.
+    let gets =
+        index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|w| matches!(w, "get" | "gets"));
+    let done = effect.forms & (PAST | PARTICIPLE) != 0 && !chain.modal && !gets;
     let addressed = if done { roles::addressed_done(clause, index) } else { roles::addressed(clause, index) };
     if !negations.is_multiple_of(2) || addressed.is_some() {
         return None;
@@ -462,7 +505,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 return None; // an instruction: "Publish it when you're ready".
             }
             if effect.forms & GERUND != 0
-                && (roles::gerund_instruction(clause, chain.start) || roles::attributive(clause, index))
+                && (roles::gerund_instruction(clause, chain.start)
+                    || roles::attributive(clause, index)
+                    || gerund_is_object(clause, index))
             {
                 return None;
             }
@@ -478,7 +523,8 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
             let reduced = chain.bare
                 && participle
                 && !has_object(clause, index, effect.end)
-                && !roles::is_actor_pronoun(clause, chain.start);
+                && !roles::is_actor_pronoun(clause, chain.start)
+                && !found_by_a_read(clause, index);
             ((chain.be && participle) || reduced)
                 .then(|| implicit(clause, chain.start, index, effect, groundings, IMPLICIT_AGENT))
                 .flatten()
@@ -488,7 +534,8 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 return None; // present: "Scheduled posts go out at 09:00".
             }
             let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
-            let reduced = !chain.modal && !chain.be && participle && !active;
+            let reduced =
+                !chain.modal && !chain.be && participle && !active && !found_by_a_read(clause, index);
             let passive = (chain.be && (participle || effect.state)) || reduced;
             if !passive || (chain.bare && roles::attributive(clause, index)) {
                 return None;
@@ -497,6 +544,56 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         }
         Subject::Liaison => None,
     }
+}
+
+/// Verbs whose object may be a gerund, in the present: what a process
+/// includes or needs is no report of an act ("Offboarding includes
+/// revoking SSO and wiping the laptop"; "the fix included wiping the
+/// cache" is one).
+const GERUND_TAKERS: &[&str] = &[
+    "includes",
+    "include",
+    "involves",
+    "involve",
+    "requires",
+    "require",
+    "means",
+    "mean",
+    "needs",
+    "need",
+    "covers",
+    "cover",
+    "consists",
+    "entails",
+    "avoid",
+    "avoids",
+    "recommend",
+    "recommends",
+    "suggest",
+    "suggests",
+    "consider",
+];
+
+/// How far back a gerund's verb may stand, over its coordinated gerunds.
+const GERUND_TAKER_REACH: usize = 8;
+
+/// Whether the gerund at `index` is the object of one of
+/// [`GERUND_TAKERS`], directly or coordinated with one that is.
+fn gerund_is_object(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(GERUND_TAKER_REACH)..index)
+        .rev()
+        .take_while(|&at| word(clause, at).is_some())
+        .any(|at| word(clause, at).is_some_and(|taker| GERUND_TAKERS.contains(&taker)))
+}
+
+/// Whether a read of the liaison's names the noun before the participle
+/// at `index`: "I noticed a secret committed in March" reports what was
+/// found, not an act.
+fn found_by_a_read(clause: &[Token], index: usize) -> bool {
+    (index.saturating_sub(5)..index.saturating_sub(1)).any(|at| {
+        word(clause, at).is_some_and(|verb| verb.ends_with("ed") || verb == "found" || verb == "saw")
+            && super::acts::ACTS.act_at(clause, at).is_some()
+    })
 }
 
 /// A passive, state or fragment without an actor, `clause[start..]` up to
@@ -510,9 +607,12 @@ fn implicit(
     groundings: &[Grounding],
     frame: &'static str,
 ) -> Option<Finding> {
+    // "Checks done", "Audit complete": a read named done.
+    let subject = index.checked_sub(1).and_then(|at| word(clause, at));
     if !roles::negations_before(clause, index).is_multiple_of(2)
         || roles::addressed_done(clause, index).is_some()
         || roles::reported_from_data(clause, index)
+        || subject.is_some_and(|noun| roles::READ_NOUNS.contains(&noun))
     {
         return None;
     }
@@ -521,6 +621,19 @@ fn implicit(
         .collect();
     if groundings.iter().any(|grounding| grounding.holds(&effect.keys, &context)) {
         return None;
+    }
+    // The state a family's effect leaves ("went out") is what the data says
+    // when it carries any effect of that family ("sent").
+    if effect.state_change {
+        let family: Vec<String> = LEXICON
+            .verbs
+            .iter()
+            .filter(|verb| verb.family == effect.family)
+            .map(|verb| verb.base.clone())
+            .collect();
+        if groundings.iter().any(|grounding| grounding.holds(&family, &context)) {
+            return None;
+        }
     }
     Some(finding(&effect.family, clause, start, effect.end, frame))
 }

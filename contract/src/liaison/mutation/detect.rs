@@ -92,9 +92,7 @@ fn possessive_have(clause: &[Token], chain: &Chain) -> bool {
     let noun = word(clause, chain.end + 1);
     chain.ends_in_have
         && matches!(have, Some("have" | "has" | "had"))
-        && noun.is_some_and(|noun| {
-            noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
-        })
+        && noun.is_some_and(grammar::is_plural_noun)
 }
 
 // "I had act-1 approved", "we got it published".

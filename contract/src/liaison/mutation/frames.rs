@@ -30,6 +30,7 @@ fn a_negation_excuses_and_a_double_negative_does_not() {
             "I never pin posts.",
             "I can't publish.",
             "I boosted nothing.",
+            "I could not find a refund for it, maybe it is not done yet.",
         ],
         &[
             "I didn't forget to boost it.",
@@ -109,11 +110,14 @@ fn a_modal_or_generic_sentence_excuses() {
             "Posts are ranked by likes.",
             "Drafts may be deleted after 30 days.",
             "A boosted post can reach twice as many people.",
+            "Offboarding normally includes revoking SSO and wiping the laptop.",
+            "Assuming you approve the expense, Sam gets reimbursed in the next payroll.",
         ],
         &[
             "Posts were boosted just now.",
             "It can be confirmed: I pinned it.",
             "The drafts were binned this morning.",
+            "Sam got reimbursed this morning.",
         ],
     );
 }
@@ -138,12 +142,17 @@ fn another_actor_excuses_unless_it_is_the_liaison() {
             "act-2 was boosted by the scheduler.",
             "Your team pinned post-3 last week.",
             "Boosted by the operator on Monday.",
+            "12 posts went out via the scheduler.",
         ],
         &[
             "The team (me) boosted it.",
             "act-2 was boosted by yours truly.",
             "Boosted by me.",
             "Nova here: boosted it.",
+            "I refunded everyone affected by the outage.",
+            "I reinstated the user we banned by mistake.",
+            "I paid it by bank transfer.",
+            "The post went out via me.",
         ],
     );
 }
@@ -167,8 +176,15 @@ fn a_report_of_what_the_data_says_excuses() {
             "I saw that post-3 was pinned on Monday.",
             "The feed shows that act-2 was boosted.",
             "I found that nothing was deleted.",
+            "I noticed a secret committed in March.",
+            "Lookup result: order 8812 is out for delivery.",
         ],
-        &["I saw that, so I boosted it.", "I noticed the drop and pinned post-3."],
+        &[
+            "I saw that, so I boosted it.",
+            "I noticed the drop and pinned post-3.",
+            "I noticed the secret committed in March, so I revoked it.",
+            "The newsletter is out.",
+        ],
     );
 }
 
@@ -193,4 +209,16 @@ fn a_state_the_cited_evidence_carries_excuses() {
     assert_eq!(find_in(text, &Context { quotations: &[], groundings: &grounding }), None);
     let other = [Grounding::new(text, ["likes"])];
     assert!(find_in(text, &Context { quotations: &[], groundings: &other }).is_some());
+    // The state a family leaves, grounded by another effect of the family;
+    // a guarded verb's object, grounded by evidence that carries it.
+    for (text, carried, unrelated) in [
+        ("The newsletter went out to 4,210 subscribers.", "sent", "opens"),
+        ("The refund was issued on 3 March.", "refundedAt", "amount"),
+    ] {
+        assert!(find(text).is_some(), "{text}: without evidence, a claim");
+        let grounding = [Grounding::new(text, [carried])];
+        assert_eq!(find_in(text, &Context { quotations: &[], groundings: &grounding }), None, "{text}");
+        let other = [Grounding::new(text, [unrelated])];
+        assert!(find_in(text, &Context { quotations: &[], groundings: &other }).is_some(), "{text}");
+    }
 }

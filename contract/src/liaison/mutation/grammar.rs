@@ -384,6 +384,21 @@ pub(super) fn agent_at(clause: &[Token], index: usize, passive: bool) -> Option<
     (!next.is_some_and(|next| COMPONENTS.contains(&next))).then_some(length + 1)
 }
 
+/// Words ending in `s` that are no plural noun: "I have closed this
+/// ticket" is no possession of "this".
+const NOT_PLURALS: &[&str] = &[
+    "this", "his", "its", "hers", "ours", "yours", "theirs", "is", "was", "has", "does", "thus", "always",
+    "perhaps", "unless", "whereas", "across", "less", "plus", "various", "previous", "us",
+];
+
+/// Whether `word` may be a plural noun: "I have updated figures".
+pub(super) fn is_plural_noun(word: &str) -> bool {
+    word.len() > 3
+        && word.ends_with('s')
+        && word.chars().all(|c| c.is_ascii_alphabetic())
+        && !NOT_PLURALS.contains(&word)
+}
+
 /// Whether a passive auxiliary stands within three words before `index`.
 pub(super) fn passive_auxiliary_before(clause: &[Token], index: usize) -> bool {
     (index.saturating_sub(3)..index)
@@ -410,6 +425,55 @@ pub(super) fn starts_clause(word: &str) -> bool {
 
 pub(super) fn is_adverb(word: &str) -> bool {
     ADVERBS.contains(&word) || (word.len() > 4 && word.ends_with("ly") && !LY_VERBS.contains(&word))
+}
+
+/// Months, as a date's word.
+const MONTHS: &[&str] = &[
+    "jan",
+    "january",
+    "feb",
+    "february",
+    "mar",
+    "march",
+    "apr",
+    "april",
+    "may",
+    "jun",
+    "june",
+    "jul",
+    "july",
+    "aug",
+    "august",
+    "sep",
+    "sept",
+    "september",
+    "oct",
+    "october",
+    "nov",
+    "november",
+    "dec",
+    "december",
+];
+
+/// Whether `word` names a time, not a thing: a number, a date or a clock
+/// time ("3", "10:15", "2026-12-05"), a month, "today", "utc". After a
+/// participle it is no object: "Ticket SUP-902 closed 10:15 today".
+pub(super) fn is_when(word: &str) -> bool {
+    let time = word.contains([':', '-', '/'])
+        && word.chars().any(|c| c.is_ascii_digit())
+        && word.chars().all(|c| c.is_ascii_digit() || matches!(c, ':' | '-' | '.' | '/'));
+    time || MONTHS.contains(&word)
+        || matches!(word, "today" | "yesterday" | "tonight" | "utc" | "gmt" | "am" | "pm")
+}
+
+/// Whether the words from `at` say when: a time (see [`is_when`]), or a
+/// number before a month ("3 Dec"); "412 likes" is a count.
+pub(super) fn when_at(clause: &[Token], at: usize) -> bool {
+    word(clause, at).is_some_and(|current| {
+        is_when(current)
+            || (current.chars().all(|c| c.is_ascii_digit())
+                && word(clause, at + 1).is_some_and(|next| MONTHS.contains(&next)))
+    })
 }
 
 /// Whether the clause speaks for the user: "if I were you, I'd approve".

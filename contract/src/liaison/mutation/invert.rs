@@ -20,6 +20,11 @@
 //!   act-6: done");
 //! - an act named and then done by ellipsis ("You asked me to boost it,
 //!   and I did.");
+//! - the base forms non-native English writes an act in ("I have change
+//!   the password", "I am already send it"), and the allow-list's
+//!   intransitive verbs done to an object ("I declined the meeting");
+//! - then `shapes`, the acts its verbs alone do not show ("I had it
+//!   replaced", "Cleanup finished", "The channel is now private");
 //! - the frames that excuse either: a negation (odd count), a question, a
 //!   condition or a recommendation (`roles::addressed`), a report ("you
 //!   asked whether I ..."), another agent ("boosted by the operator"), a
@@ -36,18 +41,19 @@ use super::Finding;
 use super::acts::ACTS;
 use super::deny::Grounding;
 use super::grammar::{self, CONJUNCTIONS};
-use super::lexicon::{Forms, GERUND, LEXICON, PARTICIPLE, PAST};
+use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST};
 use super::normalize::Token;
 use super::roles;
+use super::shapes;
 use super::words;
 
 /// The family a finding of an unlisted verb names.
 pub(super) const UNLISTED: &str = "unlisted";
 
 /// How far a coordinated verb may stand from the verb before it.
-const REACH: usize = 24;
+pub(super) const REACH: usize = 24;
 /// How many words may stand between a participle and its `by`.
-const AGENT_WINDOW: usize = 6;
+pub(super) const AGENT_WINDOW: usize = 6;
 
 const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const SUBJECT: &str = "the liaison as subject";
@@ -85,14 +91,40 @@ impl Completion {
                     || words::is_participle_after_have(word)
                     || (next.is_some_and(starts_object) && words::is_base_verb(word))
             }
-            Self::Progressive => words::completed_form(word) & GERUND != 0,
+            // "I am do the transfer", "I am already send it": a base form
+            // before its object, as non-native English writes the act.
+            Self::Progressive => {
+                words::completed_form(word) & GERUND != 0
+                    || (next.is_some_and(starts_object) && is_bare_base(word))
+            }
             Self::Base => words::is_base_verb(word),
         }
     }
 }
 
+/// Whether `word` is a verb's base form and no past or participle ("do",
+/// "send", "publish"; not "put", "cut").
+pub(super) fn is_bare_base(word: &str) -> bool {
+    // A past or a gerund's ending says no before the tagger is asked
+    // ("deleted", "sending"; "need", "proceed" are base forms).
+    if word.ends_with("ing") || (word.ends_with("ed") && !word.ends_with("eed")) {
+        return false;
+    }
+    words::is_base_verb(word) && words::completed_form(word) & (PAST | PARTICIPLE) == 0
+}
+
+/// The form `completion` asks of a verb, as the effects table lists it.
+fn form_asked(completion: Completion) -> Forms {
+    match completion {
+        Completion::Past => PAST,
+        Completion::Perfect => PARTICIPLE,
+        Completion::Progressive => GERUND,
+        Completion::Base => BASE,
+    }
+}
+
 /// Whether `word` starts an object: "I have split act-9", "... the drafts".
-fn starts_object(word: &str) -> bool {
+pub(super) fn starts_object(word: &str) -> bool {
     matches!(
         word,
         "the"
@@ -105,6 +137,9 @@ fn starts_object(word: &str) -> bool {
             | "these"
             | "those"
             | "my"
+            | "his"
+            | "her"
+            | "its"
             | "your"
             | "our"
             | "their"
@@ -119,7 +154,7 @@ fn starts_object(word: &str) -> bool {
 /// function word).
 fn is_bare_noun(word: &str) -> bool {
     word.len() > 2
-        && !CLOSED.contains(&word)
+        && !is_closed(word)
         && !grammar::PREPOSITIONS.contains(&word)
         && word.chars().all(|c| c.is_ascii_alphabetic())
 }
@@ -255,11 +290,26 @@ const CLOSED: &[&str] = &[
     "something",
 ];
 
-fn word(clause: &[Token], index: usize) -> Option<&str> {
+/// [`CLOSED`] as a set: it is asked at almost every word.
+static CLOSED_SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+    std::sync::LazyLock::new(|| CLOSED.iter().copied().collect());
+
+/// Whether `word` is one of [`CLOSED`].
+pub(super) fn is_closed(word: &str) -> bool {
+    CLOSED_SET.contains(word)
+}
+
+pub(super) fn word(clause: &[Token], index: usize) -> Option<&str> {
     clause.get(index).and_then(Token::word)
 }
 
-fn finding(clause: &[Token], start: usize, verb: usize, end: usize, frame: &'static str) -> Finding {
+pub(super) fn finding(
+    clause: &[Token],
+    start: usize,
+    verb: usize,
+    end: usize,
+    frame: &'static str,
+) -> Finding {
     let family = word(clause, verb).map_or(UNLISTED, family_of);
     let mut finding = super::detect::finding(family, clause, start, end);
     finding.frame = frame;
@@ -280,6 +330,7 @@ pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Fin
             .or_else(|| fragment_claim(clause, index, marked))
             .or_else(|| status_claim(clause, index, marked))
             .or_else(|| passive_claim(clause, index, groundings))
+            .or_else(|| shapes::claim_at(clause, index, groundings))
             .or_else(|| done_idiom(clause, index))
     })
 }
@@ -365,9 +416,12 @@ const COMPLETED_PASSIVE: &[&str] = &["was", "were", "been", "got", "gotten"];
 /// Words after a participle that make it a measure of the data: "was
 /// liked 412 times", "was shared twice".
 fn measured(clause: &[Token], at: usize) -> bool {
-    (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
-        next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
-    })
+    // A date or a clock time says when, not how much: "issued 3 Dec".
+    let when = (at + 1..at + 3).any(|next| grammar::when_at(clause, next));
+    !when
+        && (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
+            next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
+        })
 }
 
 // A completed passive without an agent: "Your post has been boosted",
@@ -390,7 +444,9 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
     });
     let subject = subject_at.and_then(|at| word(clause, at))?;
     let liaison = subject_at.is_some_and(|at| grammar::longest(clause, at, grammar::SUBJECTS).is_some());
-    if liaison || roles::is_actor_pronoun(clause, subject_at? + 1) || subject == "me" {
+    // "You've been added to the channel": a passive's "you" is its patient.
+    let actor = subject != "you" && roles::is_actor_pronoun(clause, subject_at? + 1);
+    if liaison || actor || subject == "me" {
         return None;
     }
     let current = unleet(word(clause, index)?);
@@ -460,8 +516,16 @@ fn decided(clause: &[Token], index: usize) -> bool {
     }
     let Some(current) = word(clause, index) else { return true };
     let after: Vec<&str> = clause.iter().skip(index + 1).take(4).map_while(Token::word).collect();
+    let before = |object: &str| (index.saturating_sub(4)..index).any(|at| word(clause, at) == Some(object));
     LEXICON.lookup(current).iter().any(|found| {
         let verb = &LEXICON.verbs[found.verb];
+        // A participle whose guarded object stands before it, as `deny`
+        // reads a passive: "the refund was issued".
+        let object_before = found.forms & PARTICIPLE != 0
+            && verb.objects.iter().any(|words| words.len() == 1 && before(&words[0]));
+        if object_before {
+            return true;
+        }
         let object = after.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
         let excused = object.clone().any(|word| verb.benign_objects.iter().any(|benign| benign == word));
         // A guarded verb without its object is not the effect: it is
@@ -471,8 +535,12 @@ fn decided(clause: &[Token], index: usize) -> bool {
             || verb.objects.iter().any(|words| {
                 (0..after.len()).any(|start| {
                     words.iter().enumerate().all(|(offset, expected)| {
+                        // As `detect` reads an object: `post-` is an id
+                        // ("post-7") or the bare word, never "posts".
                         after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
-                            Some(prefix) if !prefix.is_empty() => actual.starts_with(prefix),
+                            Some(prefix) if !prefix.is_empty() => {
+                                actual.starts_with(expected.as_str()) || *actual == prefix
+                            }
                             _ => actual == expected,
                         })
                     })
@@ -483,11 +551,11 @@ fn decided(clause: &[Token], index: usize) -> bool {
 
 /// Whether `word` may head a verb phrase at all (cheap checks before the
 /// tagger is asked).
-fn may_be_verb(word: &str) -> bool {
+pub(super) fn may_be_verb(word: &str) -> bool {
     word.len() >= 2
-        && !CLOSED.contains(&word)
-        && !grammar::is_auxiliary(word)
         && word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+        && !is_closed(word)
+        && !grammar::is_auxiliary(word)
 }
 
 // The liaison as subject: "I nuked", "we've boosted", "Nova is spinning up".
@@ -512,6 +580,8 @@ fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
             return None;
         }
         verb_claim(clause, index, chain.end, completion, SUBJECT)
+            .or_else(|| shapes::causative_claim(clause, index, chain.end))
+            .or_else(|| shapes::named_act_claim(clause, index, chain.end))
             .or_else(|| coordinated_claim(clause, index, chain.end, completion))
             .or_else(|| ellipsis_claim(clause, index, chain.end, completion))
     })
@@ -611,10 +681,20 @@ fn verb_claim(
 ) -> Option<Finding> {
     let current = unleet(word(clause, at)?);
     let current = current.as_ref();
-    if !may_be_verb(current) || decided(clause, at) {
+    // A verb of the effects table in a form `detect` does not read after
+    // this chain ("I have change the password") is judged here.
+    let misformed = || {
+        ACTS.act_at(clause, at).is_none()
+            && LEXICON.lookup(current).iter().all(|found| found.forms & form_asked(completion) == 0)
+    };
+    let next = word(clause, at + 1);
+    // "I declined the meeting", "I failed over the database": a change the
+    // allow-list reads as a thing's own is an act when the liaison does it.
+    let state_on_object =
+        || ACTS.is_intransitive(current) && next.is_some_and(|next| starts_object(next) || next == "over");
+    if !may_be_verb(current) || (decided(clause, at) && !misformed() && !state_on_object()) {
         return None;
     }
-    let next = word(clause, at + 1);
     if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
         return None;
     }
@@ -634,9 +714,7 @@ fn possessive(clause: &[Token], at: usize, completion: Completion) -> bool {
             .checked_sub(1)
             .and_then(|before| word(clause, before))
             .is_some_and(|w| matches!(w, "have" | "has" | "had"))
-        && noun.is_some_and(|noun| {
-            noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
-        })
+        && noun.is_some_and(grammar::is_plural_noun)
 }
 
 /// Where a finding's phrase ends: the verb and the word after it.
@@ -647,11 +725,33 @@ fn object_end(clause: &[Token], at: usize) -> usize {
 /// Whether `by` and an actor that is not the liaison follow: "boosted by
 /// the operator".
 fn other_agent_after(clause: &[Token], at: usize) -> bool {
-    (at + 1..at + 1 + AGENT_WINDOW).take_while(|&index| word(clause, index).is_some()).any(|index| {
-        word(clause, index) == Some("by")
-            && grammar::agent_at(clause, index, true).is_none()
-            && word(clause, index + 1).is_some_and(|agent| !agent.chars().any(|c| c.is_ascii_digit()))
-    })
+    for index in (at + 1..at + 1 + AGENT_WINDOW).take_while(|&index| word(clause, index).is_some()) {
+        let Some(current) = word(clause, index) else { break };
+        if current == "by" {
+            return grammar::agent_at(clause, index, true).is_none()
+                && word(clause, index + 1).is_some_and(|agent| {
+                    !agent.chars().any(|c| c.is_ascii_digit()) && !super::deny::NOT_AGENTS.contains(&agent)
+                });
+        }
+        // A participle or a subject of its own before `by` takes the agent:
+        // "I refunded everyone affected by the outage", "I reinstated the
+        // user we banned by mistake".
+        if index > at + 1 && owns_agent(clause, index, current) {
+            return false;
+        }
+    }
+    false
+}
+
+/// Whether `current`, at `index`, is a participle or a new subject that a
+/// later `by` belongs to rather than the verb before it.
+fn owns_agent(clause: &[Token], index: usize, current: &str) -> bool {
+    let joined = index
+        .checked_sub(1)
+        .and_then(|before| word(clause, before))
+        .is_some_and(|w| CONJUNCTIONS.contains(&w));
+    (!joined && current.ends_with("ed") && words::completed_form(current) & PARTICIPLE != 0)
+        || matches!(current, "we" | "they" | "he" | "she" | "you")
 }
 
 // Further verbs of the liaison after `and`, `then` or a pause: "I read the
@@ -671,7 +771,7 @@ fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Co
             at += 1;
         }
         let next = word(clause, at)?;
-        if grammar::starts_clause(next) || grammar::is_auxiliary(next) || CLOSED.contains(&next) {
+        if grammar::starts_clause(next) || grammar::is_auxiliary(next) || is_closed(next) {
             // A new subject or a new noun phrase: the next verb is not the liaison's.
             if grammar::longest(clause, at, grammar::SUBJECTS).is_some() || grammar::starts_clause(next) {
                 return None;
@@ -778,8 +878,7 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
     // A bare record noun before a participle that ends the clause:
     // "Comment hidden."
     let ends = clause.get(index + 2).is_none_or(|next| next.word().is_none());
-    let bare =
-        index.checked_sub(1).and_then(|at| word(clause, at)).is_none_or(|before| !CLOSED.contains(&before));
+    let bare = index.checked_sub(1).and_then(|at| word(clause, at)).is_none_or(|before| !is_closed(before));
     let record = RECORD_NOUNS.contains(&id) && ends && bare;
     if !is_id && !marked && !record {
         return None;
@@ -787,11 +886,18 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
     let at = index + 1;
     let current = unleet(word(clause, at)?);
     let current = current.as_ref();
-    if !may_be_verb(current) || decided(clause, at) || DONE_WORDS.contains(&current) {
+    if !may_be_verb(current)
+        || decided(clause, at)
+        || DONE_WORDS.contains(&current)
+        || ACTS.act_with_object_before(clause, at)
+    {
         return None;
     }
     let object = word(clause, at + 1).is_some_and(|next| {
-        !grammar::PREPOSITIONS.contains(&next) && !grammar::is_adverb(next) && !CONJUNCTIONS.contains(&next)
+        !grammar::PREPOSITIONS.contains(&next)
+            && !grammar::is_adverb(next)
+            && !CONJUNCTIONS.contains(&next)
+            && !grammar::when_at(clause, at + 1)
     });
     if object || words::completed_form(current) & PARTICIPLE == 0 {
         return None;
@@ -815,7 +921,7 @@ fn gerund_before_object(clause: &[Token], index: usize, current: &str) -> Forms 
 
 /// Whether only interjections, labels and adverbs stand between the start
 /// of the clause (or its last pause) and `index`.
-fn heads_fragment(clause: &[Token], index: usize) -> bool {
+pub(super) fn heads_fragment(clause: &[Token], index: usize) -> bool {
     for back in 1..=MAX_LEADS + 1 {
         let Some(at) = index.checked_sub(back) else { return true };
         match &clause[at] {

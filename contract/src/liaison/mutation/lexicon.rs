@@ -266,6 +266,11 @@ impl Lexicon {
         self.by_word.entry(key(word)).or_default().push(Match { verb: index, forms });
     }
 
+    /// Every spelling of the table's verbs.
+    pub(super) fn spellings(&self) -> impl Iterator<Item = &str> {
+        self.by_word.keys().map(String::as_str)
+    }
+
     /// The verbs `word` is a form of, obfuscation folded when the word as
     /// spelt is not in the table.
     pub(super) fn lookup(&self, word: &str) -> &[Match] {

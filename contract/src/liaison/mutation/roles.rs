@@ -75,7 +75,7 @@ const OTHER_ACTORS: &[&str] = &[
 ];
 
 /// Words that make the next word a noun ("the publish button").
-const DETERMINERS: &[&str] = &[
+pub(super) const DETERMINERS: &[&str] = &[
     "the", "a", "an", "this", "these", "those", "each", "every", "any", "some", "one", "your", "our",
     "their", "its", "his", "her", "whose", "my", "more", "most", "fewer", "less", "many", "few",
 ];
@@ -179,9 +179,88 @@ const REPORTING: &[&str] = &[
 /// what follows is what the data says, not the liaison's act.
 pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
     (index.saturating_sub(REACH)..index).any(|at| {
-        word(clause, at).is_some_and(|verb| REPORTING.contains(&verb)) && word(clause, at + 1) == Some("that")
+        let verb = word(clause, at);
+        let that = verb.is_some_and(|verb| REPORTING.contains(&verb)) && word(clause, at + 1) == Some("that");
+        // A source as subject needs no "that": "the history shows the bio
+        // changed", "Mailchimp reports 4,210 emails delivered".
+        let source = verb.is_some_and(|verb| SOURCE_VERBS.contains(&verb))
+            && at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(|subject| {
+                !matches!(subject, "i" | "we" | "it" | "this" | "that") && !grammar::is_auxiliary(subject)
+            });
+        that || source
+    }) || cites_a_source(clause)
+}
+
+/// Present verbs a source reports with: "the log shows ...".
+const SOURCE_VERBS: &[&str] = &["shows", "reports", "lists", "says", "indicates", "records", "confirms"];
+
+/// Where data is read from: "per the billing page", "according to the
+/// log".
+pub(super) const SOURCES: &[&str] = &[
+    "page",
+    "tab",
+    "log",
+    "logs",
+    "history",
+    "dashboard",
+    "feed",
+    "report",
+    "data",
+    "api",
+    "export",
+    "record",
+    "records",
+    "statement",
+    "audit",
+    "settings",
+    "console",
+    "inbox",
+    "calendar",
+    "crm",
+    "ledger",
+];
+
+/// Whether the clause cites a source: "per" or "according to" before a
+/// source within three words ("per the billing page").
+fn cites_a_source(clause: &[Token]) -> bool {
+    (0..clause.len()).any(|at| {
+        let cites = word(clause, at) == Some("per")
+            || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
+        cites && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
     })
 }
+
+/// Nouns of a read: "Audit done", "Checks complete" report a read.
+pub(super) const READ_NOUNS: &[&str] = &[
+    "audit",
+    "audits",
+    "check",
+    "checks",
+    "review",
+    "reviews",
+    "scan",
+    "scans",
+    "search",
+    "searches",
+    "lookup",
+    "lookups",
+    "analysis",
+    "read",
+    "read-through",
+    "pass",
+    "count",
+    "comparison",
+    "summary",
+    "report",
+    "query",
+    "queries",
+    "research",
+    "investigation",
+    "inspection",
+    "diff",
+    "triage",
+    "run",
+];
 
 /// Phrases that leave a decision to the user: "it's up to you".
 const USERS_CALL: &[&[&str]] = &[
@@ -218,6 +297,12 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         }
         if after_determiner || !next.ends_with('s') {
             return false;
+        }
+        // After an adverb of frequency a word in `s` is the verb:
+        // "Offboarding normally includes ...".
+        let after_adverb = word(clause, at - 1).is_some_and(|before| GENERIC_ADVERBS.contains(&before));
+        if after_adverb && super::words::is_third_person(next) {
+            return true;
         }
         if !object_seen {
             object_seen = true;
@@ -513,6 +598,10 @@ fn is_interjection(clause: &[Token], at: usize) -> bool {
         && word(clause, at + 1).is_none_or(|next| !grammar::is_negation(next))
 }
 
+/// Words that may stand between a pause and a new subject without
+/// joining the clause before: "..., maybe it is".
+const HEDGES: &[&str] = &["maybe", "perhaps", "probably", "possibly", "likely", "so", "then", "now", "also"];
+
 /// How many negations reach `index` from earlier in its clause (back to a
 /// contrast such as "but"): an odd count negates the effect, an even one
 /// ("never failed to publish") affirms it. "neither ... nor" counts once.
@@ -524,7 +613,12 @@ pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
         let Some(current) = word(clause, at) else {
             // A pause before a new subject ends the reach: "nothing to
             // worry about, it's been sent".
-            if word(clause, at + 1).is_some_and(|next| NEW_SUBJECTS.contains(&next)) {
+            // So does one after a hedge: "..., maybe it is not done yet".
+            let mut next = at + 1;
+            while word(clause, next).is_some_and(|hedge| HEDGES.contains(&hedge)) && next < at + 3 {
+                next += 1;
+            }
+            if word(clause, next).is_some_and(|next| NEW_SUBJECTS.contains(&next)) {
                 break;
             }
             continue;
