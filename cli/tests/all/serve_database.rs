@@ -110,6 +110,22 @@ fn guarded_call(agent: &ureq::Agent, url: &str, token: &str) -> String {
     response.body_mut().read_to_string().unwrap()
 }
 
+/// A replica that cannot use its ledger: `/readyz` answers 503 saying
+/// `saying` and `ledger_unavailable`, and a guarded call is refused as
+/// retryable. What `/readyz` and the call said, to look through after.
+fn unready_and_refusing(agent: &ureq::Agent, url: &str, token: &str, saying: &str) -> (String, String) {
+    let why = ready_as(agent, url, 503, saying);
+    assert!(why.contains("ledger_unavailable"), "{why}");
+    let answer = guarded_call(agent, url, token);
+    let message: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        message["error"]["data"],
+        json!({"reason": "ledger_unavailable", "retryable": true}),
+        "{answer}"
+    );
+    (why, answer)
+}
+
 #[test]
 fn the_database_password_comes_from_a_file_or_the_environment_and_never_reaches_a_log_or_an_answer() {
     let server = postgres::shared();
@@ -164,15 +180,7 @@ fn the_database_password_comes_from_a_file_or_the_environment_and_never_reaches_
     write_private(&dir.join("wrong.password"), &format!("{CANARY}\n"));
     config(&url, Some("wrong.password"));
     let (running, served) = serve(dir, &[]);
-    let why = ready_as(&agent, &served, 503, "password authentication failed");
-    assert!(why.contains("ledger_unavailable"), "{why}");
-    let answer = guarded_call(&agent, &served, &token);
-    let message: Value = serde_json::from_str(&answer).unwrap();
-    assert_eq!(
-        message["error"]["data"],
-        json!({"reason": "ledger_unavailable", "retryable": true}),
-        "{answer}"
-    );
+    let (why, answer) = unready_and_refusing(&agent, &served, &token, "password authentication failed");
     drop(running);
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap();
     for shown in [&why, &answer, &log] {
@@ -257,15 +265,7 @@ fn the_ledger_speaks_tls_to_postgresql_and_verifies_the_servers_certificate() {
     // ready, saying why, and a guarded call refused as retryable.
     config(&format!("{url}?sslmode=require"), None);
     let (running, served) = serve(dir, &[]);
-    let why = ready_as(&agent, &served, 503, "invalid peer certificate");
-    assert!(why.contains("ledger_unavailable"), "{why}");
-    let answer = guarded_call(&agent, &served, &token);
-    let message: Value = serde_json::from_str(&answer).unwrap();
-    assert_eq!(
-        message["error"]["data"],
-        json!({"reason": "ledger_unavailable", "retryable": true}),
-        "{answer}"
-    );
+    unready_and_refusing(&agent, &served, &token, "invalid peer certificate");
     drop(running);
 
     // libpq's `verify-full` with the authority that issued it: ready, the

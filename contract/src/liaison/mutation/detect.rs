@@ -185,7 +185,7 @@ fn words_after(clause: &[Token], from: usize, count: usize) -> Vec<&str> {
 
 /// Where one of `objects` ends when it starts within the object window
 /// after `from`. An object ending in `-` (`act-`) matches any word it starts.
-fn object_end(clause: &[Token], from: usize, objects: &[Vec<String>]) -> Option<usize> {
+pub(super) fn object_end(clause: &[Token], from: usize, objects: &[Vec<String>]) -> Option<usize> {
     let window = words_after(clause, from, OBJECT_WINDOW);
     (0..window.len()).find_map(|start| {
         objects.iter().find_map(|object| {

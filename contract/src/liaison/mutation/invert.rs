@@ -40,6 +40,7 @@
 use super::Finding;
 use super::acts::ACTS;
 use super::deny::Grounding;
+use super::detect;
 use super::grammar::{self, CONJUNCTIONS};
 use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST};
 use super::normalize::Token;
@@ -529,23 +530,9 @@ fn decided(clause: &[Token], index: usize) -> bool {
         let object = after.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
         let excused = object.clone().any(|word| verb.benign_objects.iter().any(|benign| benign == word));
         // A guarded verb without its object is not the effect: it is
-        // judged here like any other verb ("I raised a concern").
-        excused
-            || verb.objects.is_empty()
-            || verb.objects.iter().any(|words| {
-                (0..after.len()).any(|start| {
-                    words.iter().enumerate().all(|(offset, expected)| {
-                        // As `detect` reads an object: `post-` is an id
-                        // ("post-7") or the bare word, never "posts".
-                        after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('-') {
-                            Some(prefix) if !prefix.is_empty() => {
-                                actual.starts_with(expected.as_str()) || *actual == prefix
-                            }
-                            _ => actual == expected,
-                        })
-                    })
-                })
-            })
+        // judged here like any other verb ("I raised a concern"). Its
+        // object is read as `detect` reads it, by `detect`'s own code.
+        excused || verb.objects.is_empty() || detect::object_end(clause, index + 1, &verb.objects).is_some()
     })
 }
 

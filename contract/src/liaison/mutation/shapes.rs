@@ -439,22 +439,7 @@ const BASE_PASSIVE: &str = "a passive with the liaison as agent";
 fn base_passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let current = word(clause, index)?;
     let auxiliary = index.checked_sub(1).and_then(|before| word(clause, before));
-    let passive = auxiliary.is_some_and(|before| {
-        matches!(
-            before,
-            "is" | "are"
-                | "was"
-                | "were"
-                | "be"
-                | "been"
-                | "being"
-                | "'s"
-                | "got"
-                | "gets"
-                | "get"
-                | "gotten"
-        )
-    });
+    let passive = auxiliary.is_some_and(|before| grammar::PASSIVE_AUXILIARIES.contains(&before));
     if !passive {
         return None;
     }
