@@ -120,7 +120,11 @@ fn parse_url(url: &str) -> Result<tokio_postgres::Config, DatabaseConfigError> {
 /// Why `url` (with a CA file or not) cannot be used; the password and the
 /// CA file are not read here.
 pub fn check_url(url: &str, ca_file: bool) -> Result<(), DatabaseConfigError> {
-    let config = parse_url(url)?;
+    check_config(&parse_url(url)?, ca_file)
+}
+
+/// Why the parsed `config` (with a CA file or not) cannot be used.
+fn check_config(config: &tokio_postgres::Config, ca_file: bool) -> Result<(), DatabaseConfigError> {
     if config.get_password().is_some() {
         return Err(DatabaseConfigError::PasswordInUrl);
     }
@@ -202,8 +206,8 @@ impl DatabaseSettings {
         pool_size: u32,
         timeout: Duration,
     ) -> Result<Self, DatabaseConfigError> {
-        check_url(url, ca_file.is_some())?;
         let mut config = parse_url(url)?;
+        check_config(&config, ca_file.is_some())?;
         let tls = match config.get_ssl_mode() {
             SslMode::Require => Some(tls_client(ca_file)?),
             _ => None,
