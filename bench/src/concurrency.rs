@@ -91,7 +91,12 @@ where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<(), String>> + Send,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // Named, so that a profile tells the callers from the server.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("bench-caller")
+        .enable_all()
+        .build()?;
     let stop = Arc::new(AtomicBool::new(false));
     stats::reset_peak_resident();
     let baseline_mib = stats::resident_kib() as f64 / 1024.0;
@@ -241,8 +246,11 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
             None,
         )?;
         let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
-        let server_runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let server_runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("bench-serve")
+            .enable_all()
+            .build()?;
         let listener = server_runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
         let url = format!("http://{}/mcp", listener.local_addr()?);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
