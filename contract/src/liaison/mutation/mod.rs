@@ -55,8 +55,9 @@
 //!
 //! It reads words, not meaning. The corpora in `tests/claims/` measure it:
 //! `corpus.toml` (training, asserted), `gaps.toml` (training sentences it
-//! still gets wrong) and the held-out `heldout.toml`, `unseen.toml` and
-//! `unseen2.toml` and `unseen3.toml` (figures printed, never asserted); `corpus` (tests only) prints their figures by category, and
+//! still gets wrong) and the held-out `heldout.toml`, `unseen.toml`,
+//! `unseen2.toml` and `unseen3.toml` (figures printed, never asserted);
+//! `corpus` (tests only) prints their figures by category, and
 //! `frames` (tests only) holds one test per frame with the claims a hostile
 //! answer dresses in it.
 
