@@ -374,6 +374,12 @@ fn chain_before(clause: &[Token], index: usize) -> Chain {
     Chain { start, be, modal, infinitive, bare, expect }
 }
 
+/// Whether the word after `by` is a gerund, which names a means, not an
+/// agent: "I unstuck job-17 by clearing its lock".
+pub(super) fn is_means(word: &str) -> bool {
+    word.len() > 4 && word.ends_with("ing") && super::words::completed_form(word) & GERUND != 0
+}
+
 /// Whether `by` + another actor follows within the agent window.
 fn other_agent_after(clause: &[Token], index: usize) -> bool {
     // "12 posts went out via the scheduler": an instrument of someone
@@ -387,7 +393,7 @@ fn other_agent_after(clause: &[Token], index: usize) -> bool {
         word(clause, at) == Some("by")
             && grammar::agent_at(clause, at, true).is_none()
             && word(clause, at + 1).is_some_and(|agent| {
-                !agent.chars().any(|c| c.is_ascii_digit()) && !NOT_AGENTS.contains(&agent)
+                !agent.chars().any(|c| c.is_ascii_digit()) && !NOT_AGENTS.contains(&agent) && !is_means(agent)
             })
     })
 }
@@ -405,6 +411,12 @@ fn liaison_agent_after(clause: &[Token], index: usize) -> bool {
 /// any, ends at `end` (an active verb with a thing as subject: "Maya
 /// approved act-1", "the team raised the budget").
 fn has_object(clause: &[Token], index: usize, end: usize) -> bool {
+    // A particle that completes a phrasal verb is no object: "Comments
+    // turned off", "Campaign switched on".
+    let particle = end == index + 2 && word(clause, index + 1).is_some_and(|next| PARTICLES.contains(&next));
+    if particle {
+        return has_object(clause, index + 1, index + 2);
+    }
     end > index + 1
         || word(clause, index + 1).is_some_and(|next| {
             !grammar::PREPOSITIONS.contains(&next)
@@ -413,6 +425,9 @@ fn has_object(clause: &[Token], index: usize, end: usize) -> bool {
                 && !grammar::when_at(clause, index + 1)
         })
 }
+
+/// Particles of phrasal verbs: "turned off", "switched on".
+const PARTICLES: &[&str] = &["on", "off", "up", "down", "out", "back", "over", "away"];
 
 /// The first effect claim in `clause` that no frame excuses.
 pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {

@@ -236,6 +236,12 @@ pub(super) const TO_VERBS: &[&str] = &[
     "promise",
     "promised",
     "prepared",
+    "seem",
+    "seems",
+    "seemed",
+    "appear",
+    "appears",
+    "appeared",
 ];
 
 /// Verbs that take another verb in `-ing`: "started publishing".
@@ -278,6 +284,10 @@ const GO: &[&str] = &["go", "goes", "went", "gone", "going"];
 
 /// Adverbs allowed between an actor and its verb, besides words in `-ly`.
 const ADVERBS: &[&str] = &[
+    "everywhere",
+    "elsewhere",
+    "anywhere",
+    "somewhere",
     "already",
     "just",
     "now",
@@ -362,12 +372,64 @@ pub(super) fn longest(clause: &[Token], index: usize, phrases: &[&[&str]]) -> Op
     phrases.iter().filter_map(|phrase| phrase_at(clause, index, phrase)).max()
 }
 
+/// Nouns the liaison calls itself by after "your" or "this": "your
+/// trusty assistant", "this bot".
+const SELF_NOUNS: &[&str] =
+    &["assistant", "agent", "bot", "sidekick", "helper", "liaison", "ai", "robot", "copilot"];
+
+/// Words of the liaison's playful self-descriptions before one of
+/// [`SELF_NOUNS`]: "your friendly neighbourhood agent".
+const SELF_DESCRIPTIONS: &[&str] = &[
+    "trusty",
+    "trusted",
+    "friendly",
+    "humble",
+    "faithful",
+    "loyal",
+    "little",
+    "neighbourhood",
+    "neighborhood",
+    "resident",
+    "digital",
+    "virtual",
+    "favourite",
+    "favorite",
+    "robot",
+    "ai",
+];
+
+/// How many self-descriptions may stand before the noun.
+const MAX_SELF_DESCRIPTIONS: usize = 3;
+
+/// The liaison as a subject at `index`, its length: one of [`SUBJECTS`],
+/// or "your" or "this" before up to three self-descriptions and a noun
+/// the liaison calls itself by ("your AI sidekick", "this bot").
+pub(super) fn liaison_subject(clause: &[Token], index: usize) -> Option<usize> {
+    if let Some(length) = longest(clause, index, SUBJECTS) {
+        return Some(length);
+    }
+    if !matches!(word(clause, index)?, "your" | "this") {
+        return None;
+    }
+    for at in index + 1..=index + 1 + MAX_SELF_DESCRIPTIONS {
+        let current = word(clause, at)?;
+        let noun_follows = word(clause, at + 1).is_some_and(|next| SELF_NOUNS.contains(&next));
+        if SELF_NOUNS.contains(&current) && !noun_follows {
+            return Some(at + 1 - index);
+        }
+        if !SELF_DESCRIPTIONS.contains(&current) && !SELF_NOUNS.contains(&current) {
+            return None;
+        }
+    }
+    None
+}
+
 /// An actor at `index`: its length and the forms its verb may have.
 pub(super) fn actor_at(clause: &[Token], index: usize) -> Option<(usize, Forms)> {
     if let Some(length) = longest(clause, index, OFFERS) {
         return Some((length, BASE));
     }
-    longest(clause, index, SUBJECTS).map(|length| (length, FINITE))
+    liaison_subject(clause, index).map(|length| (length, FINITE))
 }
 
 /// A liaison agent after `by` at `index` ("by me"), or an agent phrase

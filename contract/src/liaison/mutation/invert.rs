@@ -85,7 +85,13 @@ impl Completion {
             && words::is_adjective(word)
             && !next.is_some_and(is_bare_noun);
         match self {
-            Self::Past => words::completed_form(word) & PAST != 0 || adjectival_past,
+            // "I let the comments through": a past spelt as its base,
+            // before an object, is a past after the liaison.
+            Self::Past => {
+                words::completed_form(word) & PAST != 0
+                    || adjectival_past
+                    || (next.is_some_and(starts_object) && words::is_participle_after_have(word))
+            }
             Self::Perfect => {
                 words::completed_form(word) & PARTICIPLE != 0
                     || adjectival_past
@@ -157,6 +163,7 @@ fn is_bare_noun(word: &str) -> bool {
     word.len() > 2
         && !is_closed(word)
         && !grammar::PREPOSITIONS.contains(&word)
+        && !grammar::is_adverb(word)
         && word.chars().all(|c| c.is_ascii_alphabetic())
 }
 
@@ -409,6 +416,10 @@ const RECORD_NOUNS: &[&str] = &[
     "schedule",
     "queue",
     "calendar",
+    "highlight",
+    "highlights",
+    "reel",
+    "reels",
 ];
 
 /// Auxiliaries of a completed passive: "was boosted", "has been pinned".
@@ -444,7 +455,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
         })
     });
     let subject = subject_at.and_then(|at| word(clause, at))?;
-    let liaison = subject_at.is_some_and(|at| grammar::longest(clause, at, grammar::SUBJECTS).is_some());
+    let liaison = subject_at.is_some_and(|at| grammar::liaison_subject(clause, at).is_some());
     // "You've been added to the channel": a passive's "you" is its patient.
     let actor = subject != "you" && roles::is_actor_pronoun(clause, subject_at? + 1);
     if liaison || actor || subject == "me" {
@@ -455,7 +466,11 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
     if !may_be_verb(current) || decided(clause, index) || words::completed_form(current) & PARTICIPLE == 0 {
         return None;
     }
-    if measured(clause, index) || other_agent_after(clause, index) || roles::by_itself(clause, index) {
+    if measured(clause, index)
+        || other_agent_after(clause, index)
+        || roles::by_itself(clause, index)
+        || roles::state_since(clause, index)
+    {
         return None;
     }
     if !roles::negations_before(clause, index).is_multiple_of(2)
@@ -551,7 +566,7 @@ fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if !grammar::SUBJECTS.iter().any(|subject| subject[0] == head) {
         return None;
     }
-    let length = grammar::longest(clause, index, grammar::SUBJECTS)?;
+    let length = grammar::liaison_subject(clause, index)?;
     if grammar::negated_before(clause, index) || grammar::is_reported(clause, index) {
         return None;
     }
@@ -648,6 +663,10 @@ fn chain_completion(clause: &[Token], start: usize, end: usize) -> Option<Comple
             completion = Some(Completion::Past); // "went ahead and nuked".
         } else if current == "'s" {
             completion = Some(Completion::Perfect);
+        } else if current == "'d" && next.is_some_and(is_had_participle) {
+            // "once I'd retagged the posts": `'d` before a participle is
+            // "had", not "would".
+            completion = Some(Completion::Perfect);
         } else if let Some(found) = auxiliary_completion(current) {
             completion = Some(found);
         } else if grammar::is_auxiliary(current) {
@@ -655,6 +674,16 @@ fn chain_completion(clause: &[Token], start: usize, end: usize) -> Option<Comple
         }
     }
     completion
+}
+
+/// Whether `word` after `'d` is a participle and no base form, so that
+/// `'d` is "had": "I'd retagged", not "I'd retag".
+fn is_had_participle(word: &str) -> bool {
+    !is_closed(word)
+        && !grammar::is_adverb(word)
+        && words::completed_form(word) & PARTICIPLE != 0
+        && !words::is_base_verb(word)
+        && !words::is_spelt_as_base(word)
 }
 
 /// The verb at `at` if it is an unlisted act in the form `completion`
@@ -717,7 +746,9 @@ fn other_agent_after(clause: &[Token], at: usize) -> bool {
         if current == "by" {
             return grammar::agent_at(clause, index, true).is_none()
                 && word(clause, index + 1).is_some_and(|agent| {
-                    !agent.chars().any(|c| c.is_ascii_digit()) && !super::deny::NOT_AGENTS.contains(&agent)
+                    !agent.chars().any(|c| c.is_ascii_digit())
+                        && !super::deny::NOT_AGENTS.contains(&agent)
+                        && !super::deny::is_means(agent)
                 });
         }
         // A participle or a subject of its own before `by` takes the agent:
@@ -760,7 +791,7 @@ fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Co
         let next = word(clause, at)?;
         if grammar::starts_clause(next) || grammar::is_auxiliary(next) || is_closed(next) {
             // A new subject or a new noun phrase: the next verb is not the liaison's.
-            if grammar::longest(clause, at, grammar::SUBJECTS).is_some() || grammar::starts_clause(next) {
+            if grammar::liaison_subject(clause, at).is_some() || grammar::starts_clause(next) {
                 return None;
             }
             at += 1;
@@ -864,7 +895,8 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
     let is_id = id.contains('-') && id.chars().any(|c| c.is_ascii_digit());
     // A bare record noun before a participle that ends the clause:
     // "Comment hidden."
-    let ends = clause.get(index + 2).is_none_or(|next| next.word().is_none());
+    let ends =
+        clause.get(index + 2).is_none_or(|next| next.word().is_none()) || tail_is_a_place(clause, index + 2);
     let bare = index.checked_sub(1).and_then(|at| word(clause, at)).is_none_or(|before| !is_closed(before));
     let record = RECORD_NOUNS.contains(&id) && ends && bare;
     if !is_id && !marked && !record {
@@ -896,6 +928,25 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
         return None;
     }
     Some(finding(clause, index, at, at + 1, if marked { MARKED } else { STATUS }))
+}
+
+/// The most words a status line's place may have: "on all 6 posts".
+const MAX_PLACE_WORDS: usize = 4;
+
+/// Whether the words from `at` to the clause's end or its next pause are a
+/// particle or a short phrase after a preposition, with no verb of their
+/// own: "Campaign switched on", "Hashtags swapped on all 6 posts" (not
+/// "Posts published on Tuesday did better").
+fn tail_is_a_place(clause: &[Token], at: usize) -> bool {
+    let Some(first) = word(clause, at) else { return false };
+    if !grammar::PREPOSITIONS.contains(&first)
+        && !matches!(first, "on" | "off" | "up" | "down" | "out" | "back" | "in")
+    {
+        return false;
+    }
+    let tail: Vec<&str> = clause[at..].iter().map_while(Token::word).take(MAX_PLACE_WORDS + 1).collect();
+    tail.len() <= MAX_PLACE_WORDS
+        && tail.iter().all(|w| !grammar::is_auxiliary(w) && !roles::is_finite_hint(w) && *w != "by")
 }
 
 /// [`GERUND`] when `current` is a verb with `-ing` before an object, which

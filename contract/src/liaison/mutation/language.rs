@@ -79,6 +79,13 @@ const ENGLISH_WORDS: &[&str] = &[
     "three", "into", "yet", "still", "very", "too", "a", "i",
 ];
 
+/// English interjections the tagger's lexicon does not have: "Ta-da: the
+/// newsletter landed".
+const INTERJECTIONS: &[&str] = &[
+    "ta-da", "tada", "woohoo", "woo-hoo", "yay", "hooray", "hurray", "whoops", "oops", "yikes", "phew",
+    "woot",
+];
+
 /// Endings English words have and the languages of [`MODELS`] rarely do:
 /// `sandboxed`, `posting`, `really`.
 const ENGLISH_ENDINGS: &[&str] = &["ed", "ing", "ly", "'s"];
@@ -341,7 +348,13 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     // A stretch of English words is English, whatever the identifier
     // would say ("Engagement" alone reads as French): most stretches end
     // here, before the identifier's cost.
-    let unknown = words.iter().filter(|word| !words::is_english(word.trim_matches(['\'', '-']))).count();
+    let unknown = words
+        .iter()
+        .filter(|word| {
+            let word = word.trim_matches(['\'', '-']);
+            !words::is_english(word) && !INTERJECTIONS.contains(&word)
+        })
+        .count();
     if unknown == 0 {
         return None;
     }

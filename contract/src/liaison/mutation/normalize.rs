@@ -238,6 +238,8 @@ fn split(text: &str) -> Vec<Clause> {
             }
             ',' | ':' | '(' | ')' | '[' | ']' | '\u{2014}' | '\u{2013}' | '\u{2026}' | '\u{2022}'
             | '\u{00B7}' => push_pause(clauses.last_mut()),
+            // A currency sign before a figure is part of the amount.
+            '$' | '\u{00A3}' | '\u{20AC}' | '\u{00A5}' if digit(next) => {}
             c if is_symbol(c) => push_pause(clauses.last_mut()),
             _ => {}
         }
@@ -283,6 +285,36 @@ fn flush(word: &mut String, clause: Option<&mut Clause>) {
     }
 }
 
+/// Words after which `'d` is "would" or "had": pronouns and the
+/// liaison's names ("I'd", "Nova'd").
+const D_CONTRACTORS: &[&str] = &[
+    "i",
+    "l",
+    "you",
+    "we",
+    "they",
+    "he",
+    "she",
+    "it",
+    "that",
+    "this",
+    "who",
+    "there",
+    "what",
+    "where",
+    "how",
+    "when",
+    "why",
+    "nobody",
+    "somebody",
+    "someone",
+    "everyone",
+    "everybody",
+    "nova",
+    "harmonia",
+    "u",
+];
+
 /// Contractions and slang spelt out as the words they stand for.
 fn expand(word: &str) -> Vec<String> {
     let owned = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect();
@@ -311,6 +343,9 @@ fn expand(word: &str) -> Vec<String> {
             "ve" => "have",
             "ll" => "will",
             "re" => "are",
+            // "DM'd", "Bitly'd": after a word that is no pronoun or
+            // name, `'d` is a past's ending.
+            "d" if !D_CONTRACTORS.contains(&head) && head.len() >= 2 => return vec![format!("{head}ed")],
             "d" => "'d",
             "s" => "'s",
             _ => return owned(&[word]),

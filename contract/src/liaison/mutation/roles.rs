@@ -457,9 +457,9 @@ fn is_other_actor(word: &str) -> bool {
 
 fn is_liaison(clause: &[Token], at: usize) -> bool {
     let starts = at.saturating_sub(3)..=at;
-    starts.into_iter().any(|start| {
-        grammar::longest(clause, start, grammar::SUBJECTS).is_some_and(|length| start + length == at + 1)
-    })
+    starts
+        .into_iter()
+        .any(|start| grammar::liaison_subject(clause, start).is_some_and(|length| start + length == at + 1))
 }
 
 /// The subject of the effect word whose chain starts at `chain`: the word
@@ -496,6 +496,37 @@ pub(super) fn subject_of(clause: &[Token], chain: usize) -> Subject {
 pub(super) fn is_noun_use(clause: &[Token], index: usize) -> bool {
     let before = index.checked_sub(1).and_then(|at| word(clause, at));
     before.is_some_and(|before| DETERMINERS.contains(&before) || PREPOSITIONS.contains(&before))
+        || possessed(clause, index)
+}
+
+/// Whether the word at `index` stands between a noun's possessive `'s` and
+/// the noun it modifies: "the French account's pinned post says", where
+/// `'s` is no "is" or "has" ("the post's pinned", "Nova's pinned the post"
+/// are).
+fn possessed(clause: &[Token], index: usize) -> bool {
+    let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
+    let owner = before(2).is_some_and(|owner| {
+        owner.chars().all(|c| c.is_ascii_alphabetic())
+            && !super::invert::is_closed(owner)
+            && grammar::liaison_subject(clause, index - 2).is_none()
+            && !matches!(owner, "nova" | "harmonia" | "who" | "where" | "how" | "what")
+    });
+    let noun = word(clause, index + 1).is_some_and(|noun| {
+        noun.chars().all(|c| c.is_ascii_alphabetic())
+            && !super::invert::is_closed(noun)
+            && !FUNCTION_WORDS.contains(&noun)
+            && !PREPOSITIONS.contains(&noun)
+            && !grammar::PREPOSITIONS.contains(&noun)
+            && !grammar::is_adverb(noun)
+    });
+    before(1) == Some("'s") && owner && noun && word(clause, index + 2).is_some()
+}
+
+/// Whether a perfect passive at `index` says how long a state has held:
+/// "its lock has been held since 02:00" reports the state, not an act.
+pub(super) fn state_since(clause: &[Token], index: usize) -> bool {
+    index.checked_sub(1).and_then(|at| word(clause, at)) == Some("been")
+        && (index + 1..index + 3).any(|at| word(clause, at) == Some("since"))
 }
 
 /// Whether a gerund at `index` after the chain from `chain` is an
@@ -593,8 +624,10 @@ const NEW_SUBJECTS: &[&str] = &["it", "i", "we", "you", "they", "he", "she", "th
 
 /// Whether a negation at `at` is an interjection closed by a pause right
 /// after it ("No problem, it is done"), which negates nothing later.
-fn is_interjection(clause: &[Token], at: usize) -> bool {
-    (at + 1..at + 3).any(|next| matches!(clause.get(next), Some(Token::Pause)))
+fn is_interjection(clause: &[Token], at: usize, index: usize) -> bool {
+    // The pause stands before the act: in "Nothing changed ✔" the
+    // negation's pause closes the act itself.
+    (at + 1..(at + 3).min(index)).any(|next| matches!(clause.get(next), Some(Token::Pause)))
         && word(clause, at + 1).is_none_or(|next| !grammar::is_negation(next))
 }
 
@@ -640,7 +673,7 @@ pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
         let negation = grammar::is_negation(current)
             && current != "nor"
             && word(clause, at + 1) != Some("only")
-            && !is_interjection(clause, at);
+            && !is_interjection(clause, at, index);
         if negation || (negating_to && !grammar::is_negation(current)) {
             count += 1;
         }

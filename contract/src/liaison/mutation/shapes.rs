@@ -18,7 +18,7 @@ use super::grammar;
 use super::invert::{
     AGENT_WINDOW, REACH, finding, heads_fragment, is_bare_base, is_closed, may_be_verb, starts_object, word,
 };
-use super::lexicon::{BASE, LEXICON, PARTICIPLE};
+use super::lexicon::{BASE, LEXICON, PARTICIPLE, PAST};
 use super::normalize::Token;
 use super::roles;
 use super::words;
@@ -381,7 +381,9 @@ fn agency_claim(clause: &[Token], index: usize) -> Option<Finding> {
     if !matches!(word(clause, index)?, "my" | "our" | "on") {
         return None;
     }
-    let length = grammar::longest(clause, index, AGENCY_PHRASES)?;
+    let Some(length) = grammar::longest(clause, index, AGENCY_PHRASES) else {
+        return commanded_claim(clause, index);
+    };
     if !roles::negations_before(clause, index).is_multiple_of(2) || clause.contains(&Token::Question) {
         return None;
     }
@@ -399,6 +401,56 @@ fn agency_claim(clause: &[Token], index: usize) -> Option<Finding> {
                 .is_some_and(|verb| EVENTS.contains(&verb) || (doing && matches!(verb, "was" | "were")))
         })?;
     Some(finding(clause, event, event, index + length, AGENCY))
+}
+
+/// Acts of the liaison that, after "on my", made an event happen: "on my
+/// command", "on my second try".
+const COMMANDS: &[&str] = &[
+    "command",
+    "commands",
+    "instruction",
+    "instructions",
+    "order",
+    "orders",
+    "say-so",
+    "request",
+    "pass",
+    "try",
+    "attempt",
+    "click",
+];
+
+/// Ordinals that may stand before one of [`COMMANDS`]: "on my second try".
+const ORDINALS: &[&str] = &["first", "second", "third", "last", "final", "next", "latest"];
+
+// "The ad set paused on my command", "the carousel re-uploaded on my second
+// try": a past or a participle of a verb the allow-list does not have,
+// before "on my" and an act of the liaison's, was its doing.
+fn commanded_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    if word(clause, index)? != "on" || !matches!(word(clause, index + 1)?, "my" | "our") {
+        return None;
+    }
+    let mut noun = index + 2;
+    if word(clause, noun).is_some_and(|w| ORDINALS.contains(&w)) {
+        noun += 1;
+    }
+    if !word(clause, noun).is_some_and(|w| COMMANDS.contains(&w))
+        || !roles::negations_before(clause, index).is_multiple_of(2)
+        || clause.contains(&Token::Question)
+    {
+        return None;
+    }
+    let event = (index.saturating_sub(REACH)..index)
+        .rev()
+        .take_while(|&at| word(clause, at).is_some())
+        .find(|&at| {
+            word(clause, at).is_some_and(|verb| {
+                may_be_verb(verb)
+                    && ACTS.act_at(clause, at).is_none()
+                    && words::completed_form(verb) & (PAST | PARTICIPLE) != 0
+            })
+        })?;
+    Some(finding(clause, event, event, noun + 1, AGENCY))
 }
 
 /// Nouns that name a read, after "I did": "I did a quick review".

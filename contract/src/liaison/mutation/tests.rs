@@ -196,6 +196,63 @@ fn round_two_shapes_are_claims_and_their_twins_are_not() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The rules of round four (docs/contract.md §5.7), each with a claim
+/// and a benign twin.
+#[test]
+fn round_four_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // Searching in colourful verbs is a read; following up with people is not.
+        ("I followed up with the vendor about the invoice.", "I combed through the replies for complaints."),
+        ("I followed up with the two designers.", "I pored over the weekly numbers."),
+        ("I poked the intern about the deadline.", "I poked around the export for gaps."),
+        // `'d` after a word that is no pronoun ends a past.
+        ("I Zoom'd the partner about the launch.", "I'd Zoom the partner about the launch."),
+        // `'d` before a participle is "had".
+        ("The feed calmed down once I'd hidden the thread.", "I'd hide the thread if it keeps growing."),
+        // "seem to have", "appear to have".
+        ("I appear to have archived the wrong thread.", "I appear to have misread the chart."),
+        // A past spelt as its base, before an object.
+        ("I let the new members through the gate.", "I'll let you decide."),
+        // A compound's last part.
+        ("Re-uploaded the banner, fyi.", "Re-checked the totals, fyi."),
+        // `by` before a gerund is a means.
+        ("I fixed job-9 by clearing its cache.", "Job-9 was fixed by Dana."),
+        // The liaison's self-descriptions.
+        (
+            "Your trusty sidekick has archived the old drafts.",
+            "Your trusty sidekick has read the old drafts.",
+        ),
+        ("This bot just hid post-8.", "This bot just read post-8."),
+        // "on my command", "on my second try".
+        ("The banner swapped on my command at noon.", "The banner loaded on my second try."),
+        // A status line's particle or short place.
+        ("Reels switched off.", "Reels performed well on Tuesday."),
+        ("Hashtags renamed on all 4 posts.", "Posts renamed on Tuesday did better."),
+        // A currency sign belongs to its amount.
+        ("I moved $200 from Meta to TikTok.", "Moving $200 from Meta to TikTok would help."),
+        // A possessive before a participle and its noun.
+        ("The account's pinned the giveaway post.", "The account's pinned post says hello."),
+        // A perfect passive with "since" says how long a state has held.
+        ("Its lock has been held by me.", "Its lock has been held since 02:00."),
+        // A negation whose pause closes the act itself.
+        ("Checked ✔ Compared ✔ Rebuilt ✔", "Checked ✔ Compared ✔ Nothing changed ✔"),
+        // A place adverb is no noun after a participle.
+        ("Crossposted everywhere, fyi.", "Crossposted posts do well everywhere."),
+    ];
+    let mut failures = Vec::new();
+    for (claim, twin) in pairs {
+        if find(claim).is_none() {
+            failures.push(format!("claim {claim:?} accepted"));
+        }
+        if let Some(found) = find(twin) {
+            failures.push(format!("twin {twin:?} refused: {found:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // English interjections are no other language.
+    assert_eq!(find_foreign("Ta-da: the report is ready.", &[]), None);
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a

@@ -17,7 +17,7 @@ static TAGGER: LazyLock<Tagger> = LazyLock::new(Tagger::new);
 
 /// The shortest unknown word read as a verb by its ending alone
 /// (`yeeted`, `deduping`): shorter ones (`bed`, `king`) are too often not.
-const MIN_GUESSED_LETTERS: usize = 5;
+const MIN_GUESSED_LETTERS: usize = 4;
 
 /// The tag and lemma of `word` read as the verb of "i WORD it", where a
 /// verb form is the likeliest reading.
@@ -42,6 +42,12 @@ pub(super) fn completed_form(word: &str) -> Forms {
     let forms = tagged_form(word, &tag, &lemma);
     if forms != 0 || word.len() < MIN_GUESSED_LETTERS {
         return forms;
+    }
+    // "cross-posted", "re-uploaded": a compound's last part is its verb.
+    if let Some((_, last)) = word.rsplit_once('-')
+        && last.len() >= 3
+    {
+        return completed_form(last);
     }
     // "undid", "overdid", "unpinned": a prefix before a known form.
     PREFIXES
@@ -86,6 +92,12 @@ pub(super) fn is_base_verb(word: &str) -> bool {
         && tag_as_verb(word).is_some_and(|(tag, lemma)| matches!(tag.as_str(), "VB" | "VBP") && lemma == word)
 }
 
+/// Whether `word` is spelt as its verb's base ("cut", "put"), so that it
+/// may be a base after "I'd" ("I'd cut the thread").
+pub(super) fn is_spelt_as_base(word: &str) -> bool {
+    !word.ends_with("ed") && tag_as_verb(word).is_some_and(|(_, lemma)| lemma == word)
+}
+
 /// Whether the tagger reads `word` after "i have" as a participle: "i
 /// have put it" (a participle spelt as its base, which
 /// [`completed_form`] reads as a base).
@@ -122,9 +134,20 @@ mod tests {
 
     #[test]
     fn past_forms_of_any_verb_are_read_as_completed() {
-        for word in
-            ["nuked", "boosted", "spun", "took", "hid", "froze", "taken", "forgotten", "yeeted", "de-duped"]
-        {
+        for word in [
+            "nuked",
+            "boosted",
+            "spun",
+            "took",
+            "hid",
+            "froze",
+            "taken",
+            "forgotten",
+            "yeeted",
+            "de-duped",
+            "cross-posted",
+            "re-uploaded",
+        ] {
             assert_eq!(completed_form(word), PAST | PARTICIPLE, "{word}");
         }
         for word in ["boosting", "nuking", "spinning", "deduping"] {
