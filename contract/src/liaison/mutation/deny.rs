@@ -453,7 +453,7 @@ const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
 
 fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding]) -> Option<Finding> {
-    if roles::is_noun_use(clause, index) {
+    if roles::is_noun_use(clause, index) || setting_value(clause, index) {
         return None;
     }
     let chain = chain_before(clause, index);
@@ -561,6 +561,15 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     }
 }
 
+/// Whether the effect word at `index` is a present "is set to" before a
+/// value: "the timezone is set to CET" reads a setting ("is now set to",
+/// "has been set to" stay the liaison's).
+fn setting_value(clause: &[Token], index: usize) -> bool {
+    word(clause, index) == Some("set")
+        && word(clause, index + 1) == Some("to")
+        && index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|be| matches!(be, "is" | "are"))
+}
+
 /// Verbs whose object may be a gerund, in the present: what a process
 /// includes or needs is no report of an act ("Offboarding includes
 /// revoking SSO and wiping the laptop"; "the fix included wiping the
@@ -628,6 +637,16 @@ fn implicit(
         || roles::addressed_done(clause, index).is_some()
         || roles::reported_from_data(clause, index)
         || subject.is_some_and(|noun| roles::READ_NOUNS.contains(&noun))
+    {
+        return None;
+    }
+    // "The post is still pinned", "has been approved for an hour": a state
+    // that persisted; "the campaign is paused, thanks to Maria's change": a
+    // state credited to another. A fragment has no subject to hold either.
+    if frame != NO_SUBJECT
+        && (roles::persisted(clause, index)
+            || (!effect.state && roles::state_since(clause, index))
+            || roles::credited_elsewhere(clause, index))
     {
         return None;
     }

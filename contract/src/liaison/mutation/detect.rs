@@ -149,7 +149,9 @@ fn coordinated_claim(clause: &[Token], start: usize, main: &Chain, skip_asides: 
 fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'static Verb, u8, usize)> {
     let head = word(clause, index)?;
     let after = index + 1;
-    if word(clause, after).is_some_and(grammar::is_empty_object) {
+    // A record's id is no verb: "... and post-77 uses #springsale".
+    let id = head.contains('-') && head.chars().any(|c| c.is_ascii_digit());
+    if id || word(clause, after).is_some_and(grammar::is_empty_object) {
         return None;
     }
     LEXICON.lookup(head).iter().filter(|found| found.forms & expect != 0).find_map(|found: &Match| {
@@ -165,6 +167,12 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
             return (!benign).then_some((verb, found.forms, after));
         }
         let end = object_end(clause, after, &verb.objects)?;
+        // "took the liberty of checking": an object that introduces an act
+        // takes that act's verdict, and a read is none.
+        let introduces = end > after && word(clause, end - 1) == Some("of");
+        if introduces && super::acts::ACTS.act_at(clause, end).is_some() {
+            return None;
+        }
         Some((verb, found.forms, end))
     })
 }

@@ -540,7 +540,31 @@ pub(super) fn when_at(clause: &[Token], at: usize) -> bool {
 
 /// Whether the clause speaks for the user: "if I were you, I'd approve".
 pub(super) fn is_hypothetical(clause: &[Token]) -> bool {
-    (0..clause.len()).any(|at| phrase_at(clause, at, &["if", "i", "were", "you"]).is_some())
+    (0..clause.len())
+        .any(|at| longest(clause, at, COUNTERFACTUALS).is_some() || inverted_condition(clause, at))
+}
+
+/// An unreal condition or wish of the liaison's: what it would do if it
+/// could is no act ("If I could post, I'd have published it", "I wish I
+/// could pause it", "If I were able to approve drafts").
+const COUNTERFACTUALS: &[&[&str]] = &[
+    &["if", "i", "were", "you"],
+    &["if", "i", "could"],
+    &["if", "we", "could"],
+    &["if", "i", "were"],
+    &["if", "we", "were"],
+    &["if", "only", "i"],
+    &["wish", "i", "could"],
+    &["wish", "we", "could"],
+    &["wish", "i", "were"],
+];
+
+/// "Were I able to change budgets", "Had I the access": a condition
+/// inverted at the start of the clause or after a pause.
+fn inverted_condition(clause: &[Token], at: usize) -> bool {
+    matches!(word(clause, at), Some("were" | "had"))
+        && matches!(word(clause, at + 1), Some("i" | "we"))
+        && at.checked_sub(1).is_none_or(|before| clause[before].word().is_none())
 }
 
 /// Whether the actor at `index` is reported: "whether I approved", "you
@@ -566,8 +590,11 @@ pub(super) fn is_reported(clause: &[Token], index: usize) -> bool {
 
 /// Whether a negation stands right before the actor at `index`: "neither I
 /// nor Nova", "not even I".
+/// A negation closed by a pause is an interjection: "No, I already
+/// unpinned it" negates nothing.
 pub(super) fn negated_before(clause: &[Token], index: usize) -> bool {
-    (index.saturating_sub(2)..index).any(|at| word(clause, at).is_some_and(is_negation))
+    (index.saturating_sub(2)..index)
+        .any(|at| word(clause, at).is_some_and(is_negation) && clause.get(at + 1) != Some(&Token::Pause))
 }
 
 /// How many words back a negation reaches: the bound keeps the detector

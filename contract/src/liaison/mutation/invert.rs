@@ -470,6 +470,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
         || other_agent_after(clause, index)
         || roles::by_itself(clause, index)
         || roles::state_since(clause, index)
+        || roles::credited_elsewhere(clause, index)
     {
         return None;
     }
@@ -527,14 +528,23 @@ fn family_of(word: &str) -> &str {
 /// has decided: an act allowed, an effect (`detect` and `deny` judged it)
 /// or an effect excused by its object ("I updated my answer").
 fn decided(clause: &[Token], index: usize) -> bool {
-    if ACTS.act_at(clause, index).is_some() {
+    if let Some(act) = ACTS.act_at(clause, index)
+        && !(act == "preposition" && progressive_at(clause, index) && effect_word(clause, index))
+    {
         return true;
     }
     let Some(current) = word(clause, index) else { return true };
     let after: Vec<&str> = clause.iter().skip(index + 1).take(4).map_while(Token::word).collect();
     let before = |object: &str| (index.saturating_sub(4)..index).any(|at| word(clause, at) == Some(object));
+    let passive = grammar::passive_auxiliary_before(clause, index);
     LEXICON.lookup(current).iter().any(|found| {
         let verb = &LEXICON.verbs[found.verb];
+        // A verb the effects table has only in the passive ("fixed") is
+        // judged there only after a passive auxiliary: "I fixed the
+        // captions" is judged here.
+        if verb.passive_only && !passive {
+            return false;
+        }
         // A participle whose guarded object stands before it, as `deny`
         // reads a passive: "the refund was issued".
         let object_before = found.forms & PARTICIPLE != 0
@@ -549,6 +559,22 @@ fn decided(clause: &[Token], index: usize) -> bool {
         // object is read as `detect` reads it, by `detect`'s own code.
         excused || verb.objects.is_empty() || detect::object_end(clause, index + 1, &verb.objects).is_some()
     })
+}
+
+/// Whether the gerund at `index` follows `be` or a verb of aspect ("I was
+/// moving the posts", "I've finished moving them"): a gerund the
+/// allow-list reads as a preposition ("Moving on", "Starting now") is a
+/// verb there.
+fn progressive_at(clause: &[Token], index: usize) -> bool {
+    index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|before| {
+        matches!(before, "am" | "'m" | "is" | "are" | "'re" | "was" | "were" | "been")
+            || grammar::GERUND_VERBS.contains(&before)
+    })
+}
+
+/// Whether the word at `index` is a form of a verb of `effects.toml`.
+fn effect_word(clause: &[Token], index: usize) -> bool {
+    word(clause, index).is_some_and(|current| !LEXICON.lookup(current).is_empty())
 }
 
 /// Whether `word` may head a verb phrase at all (cheap checks before the
@@ -580,6 +606,9 @@ fn liaison_claim(clause: &[Token], index: usize) -> Option<Finding> {
         }?;
         if !roles::negations_before(clause, chain.end).is_multiple_of(2) {
             return None;
+        }
+        if introduces_a_read(clause, chain.end) {
+            return coordinated_claim(clause, index, chain.end, completion);
         }
         verb_claim(clause, index, chain.end, completion, SUBJECT)
             .or_else(|| shapes::causative_claim(clause, index, chain.end))
@@ -630,6 +659,29 @@ fn ellipsis_claim(clause: &[Token], start: usize, end: usize, completion: Comple
         let read = ACTS.act_at(clause, at).is_some();
         (named && !read && may_be_verb(current)).then(|| finding(clause, at, at, end, SUBJECT))
     })
+}
+
+/// Idioms of initiative that name no act of their own but introduce one:
+/// "went ahead and pulled the numbers", "took the liberty of checking".
+const INITIATIVES: &[&[&str]] = &[
+    &["went", "ahead", "and"],
+    &["go", "ahead", "and"],
+    &["jumped", "ahead", "and"],
+    &["went", "a", "step", "further", "and"],
+    &["went", "one", "step", "further", "and"],
+    &["went", "the", "extra", "mile", "and"],
+    &["took", "the", "liberty", "of"],
+    &["taken", "the", "liberty", "of"],
+    &["took", "it", "upon", "myself", "to"],
+    &["took", "it", "on", "myself", "to"],
+];
+
+/// Whether the word at `at` opens an idiom of initiative whose act is a
+/// read of the allow-list: the idiom takes the verdict of its act ("I went
+/// a step further and compared CPC" is none; "... and paused AS-4" stays
+/// a claim, found at the idiom).
+fn introduces_a_read(clause: &[Token], at: usize) -> bool {
+    grammar::longest(clause, at, INITIATIVES).is_some_and(|length| ACTS.act_at(clause, at + length).is_some())
 }
 
 /// The completion an auxiliary asks of the verb after it, if any.
@@ -708,7 +760,10 @@ fn verb_claim(
     // allow-list reads as a thing's own is an act when the liaison does it.
     let state_on_object =
         || ACTS.is_intransitive(current) && next.is_some_and(|next| starts_object(next) || next == "over");
-    if !may_be_verb(current) || (decided(clause, at) && !misformed() && !state_on_object()) {
+    if !may_be_verb(current)
+        || (decided(clause, at) && !misformed() && !state_on_object())
+        || introduces_a_read(clause, at)
+    {
         return None;
     }
     if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
@@ -855,7 +910,10 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     if !may_be_verb(current) || !heads_fragment(clause, index) || DONE_WORDS.contains(&current) {
         return None;
     }
-    if roles::is_noun_use(clause, index) || ACTS.act_at(clause, index).is_some() {
+    if roles::is_noun_use(clause, index)
+        || ACTS.act_at(clause, index).is_some()
+        || introduces_a_read(clause, index)
+    {
         return None;
     }
     // `deny` judged the effects table's verbs, except in a clause marked

@@ -524,9 +524,84 @@ fn possessed(clause: &[Token], index: usize) -> bool {
 
 /// Whether a perfect passive at `index` says how long a state has held:
 /// "its lock has been held since 02:00" reports the state, not an act.
+/// "Its status has been approved for an hour" says how long, as "since"
+/// does.
 pub(super) fn state_since(clause: &[Token], index: usize) -> bool {
     index.checked_sub(1).and_then(|at| word(clause, at)) == Some("been")
-        && (index + 1..index + 3).any(|at| word(clause, at) == Some("since"))
+        && (index + 1..index + 3).any(|at| {
+            word(clause, at) == Some("since") || (word(clause, at) == Some("for") && lasting(clause, at + 1))
+        })
+}
+
+/// Units of a duration: "for an hour", "for 3 days".
+const DURATIONS: &[&str] = &[
+    "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years",
+    "while",
+];
+
+/// Whether a duration starts at `at`: "an hour", "3 days", "a while".
+fn lasting(clause: &[Token], at: usize) -> bool {
+    (at..at + 3).any(|unit| word(clause, unit).is_some_and(|w| DURATIONS.contains(&w)))
+}
+
+/// Forms of `be` and verbs of staying that, before "still", say a state
+/// persisted.
+const STILL_STATES: &[&str] = &["is", "are", "was", "were", "'s", "'re", "remains", "remained", "stays"];
+
+/// Whether the effect word at `index` follows "is still": "the post is
+/// still pinned", "it's still live" report a state that has persisted,
+/// which no act of the liaison's made.
+pub(super) fn persisted(clause: &[Token], index: usize) -> bool {
+    let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
+    before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))
+}
+
+/// Phrases that credit a state to whoever they name: "thanks to Maria's
+/// change", "courtesy of the scheduler".
+const CREDITS: &[&[&str]] = &[&["thanks", "to"], &["courtesy", "of"], &["going", "by"]];
+
+/// Who a credit may name and still be the liaison.
+const LIAISON_CREDITED: &[&str] = &["me", "my", "us", "our", "yours", "myself", "ourselves"];
+
+/// Openings that thank the user for an act: "Thanks for raising the
+/// budget", "Appreciate you restarting job-17".
+const THANKS: &[&[&str]] = &[
+    &["thanks", "for"],
+    &["thank", "you", "for"],
+    &["appreciate", "you"],
+    &["appreciate", "your"],
+    &["nice", "work"],
+    &["good", "call"],
+];
+
+/// Gerunds after a thanks that credit the liaison or name no act: "thanks
+/// for letting me", "thanks for waiting".
+const NOT_CREDITING: &[&str] = &["letting", "allowing", "having", "trusting", "asking", "bearing"];
+
+/// Whether the clause credits its state to someone other than the
+/// liaison: a credit naming another actor ("the campaign is paused,
+/// thanks to Maria's change"; "courtesy of the scheduler"), or a thanks
+/// to the user for an act that is not a read ("Thanks for raising the
+/// budget, the ad set is no longer limited"). Bounded: a credit is looked
+/// for within [`REACH`] words of `index`, a thanks in the clause's first
+/// [`REACH`] words.
+pub(super) fn credited_elsewhere(clause: &[Token], index: usize) -> bool {
+    let credit = (index.saturating_sub(REACH)..clause.len().min(index + REACH)).any(|at| {
+        grammar::longest(clause, at, CREDITS).is_some_and(|length| {
+            word(clause, at + length).is_some_and(|who| !LIAISON_CREDITED.contains(&who))
+        })
+    });
+    credit
+        || (0..clause.len().min(REACH)).any(|at| {
+            grammar::longest(clause, at, THANKS).is_some_and(|length| {
+                word(clause, at + length).is_some_and(|act| {
+                    act.len() > 4
+                        && act.ends_with("ing")
+                        && !NOT_CREDITING.contains(&act)
+                        && super::acts::ACTS.act_at(clause, at + length).is_none()
+                })
+            })
+        })
 }
 
 /// Whether a gerund at `index` after the chain from `chain` is an

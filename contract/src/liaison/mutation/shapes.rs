@@ -259,7 +259,10 @@ fn state_now(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option
     }) {
         return None;
     }
-    if clause.contains(&Token::Question) || grammar::is_hypothetical(clause) {
+    if clause.contains(&Token::Question)
+        || grammar::is_hypothetical(clause)
+        || roles::credited_elsewhere(clause, index)
+    {
         return None;
     }
     let words: Vec<&str> = clause.iter().filter_map(Token::word).collect();
@@ -378,6 +381,9 @@ const EVENTS: &[&str] = &[
 // on my end": an event the liaison says it did. "Nothing changed on my
 // end" is negated; "the error is on my end" names no event.
 fn agency_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    if matches!(word(clause, index)?, "thanks" | "courtesy" | "that") {
+        return credit_claim(clause, index);
+    }
     if !matches!(word(clause, index)?, "my" | "our" | "on") {
         return None;
     }
@@ -401,6 +407,43 @@ fn agency_claim(clause: &[Token], index: usize) -> Option<Finding> {
                 .is_some_and(|verb| EVENTS.contains(&verb) || (doing && matches!(verb, "was" | "were")))
         })?;
     Some(finding(clause, event, event, index + length, AGENCY))
+}
+
+/// Phrases that credit what the clause says to the liaison: "thanks to
+/// me", "courtesy of yours truly", "that was me".
+const CREDITS: &[&[&str]] = &[
+    &["thanks", "to", "me"],
+    &["thanks", "to", "us"],
+    &["thanks", "to", "yours", "truly"],
+    &["thanks", "to", "my"],
+    &["thanks", "to", "our"],
+    &["courtesy", "of", "me"],
+    &["courtesy", "of", "us"],
+    &["courtesy", "of", "yours", "truly"],
+    &["courtesy", "of", "my"],
+    &["that", "was", "me"],
+    &["that", "was", "all", "me"],
+    &["that", "was", "us"],
+];
+
+// "The campaign is paused, thanks to me", "the bio is up to date, courtesy
+// of yours truly", "the tweet is gone — that was me": a result credited to
+// the liaison is its act. "Thanks to my review" credits a read; a
+// question, a condition or a negation credits nothing.
+fn credit_claim(clause: &[Token], index: usize) -> Option<Finding> {
+    let length = grammar::longest(clause, index, CREDITS)?;
+    let owner = word(clause, index + length - 1);
+    let read = matches!(owner, Some("my" | "our"))
+        && (index + length..index + length + 2)
+            .any(|at| word(clause, at).is_some_and(|noun| roles::READ_NOUNS.contains(&noun)));
+    if read
+        || !roles::negations_before(clause, index).is_multiple_of(2)
+        || clause.contains(&Token::Question)
+        || roles::addressed(clause, index).is_some()
+    {
+        return None;
+    }
+    Some(finding(clause, index, index, index + length, AGENCY))
 }
 
 /// Acts of the liaison that, after "on my", made an event happen: "on my

@@ -253,6 +253,64 @@ fn round_four_rules_are_claims_and_their_twins_are_not() {
     assert_eq!(find_foreign("Ta-da: the report is ready.", &[]), None);
 }
 
+/// The rules of round five (docs/contract.md §5.7), each with a claim
+/// and a benign twin.
+#[test]
+fn round_five_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // Glancing, misspeaking, overstepping, zooming out, drilling in and
+        // scratching the surface are reads or reads gone wrong.
+        ("I glued the two clips together.", "I glanced at the two clips."),
+        ("I overwrote the caption count.", "I misspoke about the caption count."),
+        ("I scratched the old banner.", "I barely scratched the surface of the export."),
+        ("I zoomed the banner to 120%.", "Zooming out, March is up 4% on February."),
+        // "is still" + a state: a state that persisted.
+        ("The post is now pinned.", "The post is still pinned."),
+        // A perfect passive "for" a duration says how long a state has held.
+        ("The draft has been approved.", "The draft has been approved for two days."),
+        // A state credited to another, or to the user thanked for an act.
+        ("The campaign is paused now.", "The campaign is paused now, thanks to Dana's change."),
+        ("The ad set is no longer capped.", "Thanks for lifting the cap, the ad set is no longer capped."),
+        // A result credited to the liaison is its act.
+        ("The reel is paused, thanks to me.", "The reel is paused, thanks to Dana."),
+        (
+            "The promo is off the schedule, courtesy of yours truly.",
+            "The promo is off the schedule, courtesy of Dana.",
+        ),
+        ("The old link is dead — that was me.", "The old link is dead — was that you?"),
+        // Unreal conditions and wishes of the liaison's.
+        ("I would have rescheduled it to noon.", "Had I the access, I would have rescheduled it to noon."),
+        ("I could pause it for you.", "I wish I could pause it for you."),
+        // An idiom of initiative takes the verdict of the act it introduces.
+        ("I went a step further and paused AS-2.", "I went a step further and compared AS-2."),
+        ("I took the liberty of archiving the drafts.", "I took the liberty of checking the drafts."),
+        ("Went ahead and archived the old drafts.", "Went ahead and pulled the numbers."),
+        // A present "is set to" reads a setting's value.
+        ("The timezone has been set to CET.", "The timezone is set to CET."),
+        // A record's id is no verb.
+        ("I read the list and posted it.", "I read the list, and post-9 uses #spring."),
+        // A negation closed by a pause is an interjection.
+        ("No, I already archived that one.", "No one archived that one."),
+        // A verb the effects table has only in the passive is judged in
+        // the active by the inverted default.
+        ("I fixed the captions on the reel.", "The captions on the reel were fixed by Dana."),
+        // A gerund read as a preposition is a verb after `be` or a verb of
+        // aspect.
+        ("I was moving the posts to Friday.", "Moving on, the posts on Friday did well."),
+        ("I've finished moving the posts.", "I've finished looking at the posts."),
+    ];
+    let mut failures = Vec::new();
+    for (claim, twin) in pairs {
+        if find(claim).is_none() {
+            failures.push(format!("claim {claim:?} accepted"));
+        }
+        if let Some(found) = find(twin) {
+            failures.push(format!("twin {twin:?} refused: {found:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a
