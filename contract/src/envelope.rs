@@ -23,6 +23,30 @@ pub const MAX_REFERENCE_CHARS: usize = 2000;
 /// Longest error `message`, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 500;
 
+/// Whether `value`'s compact JSON is at most `limit` bytes: counted as
+/// it is written, never built (every envelope a host emits is checked, so
+/// this runs on every call), and given up as soon as it is past.
+fn compact_len_within(value: &impl Serialize, limit: usize) -> bool {
+    /// A sink that counts, and fails once past its limit.
+    struct Counted {
+        written: usize,
+        limit: usize,
+    }
+    impl std::io::Write for Counted {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.written = self.written.saturating_add(bytes.len());
+            if self.written > self.limit {
+                return Err(std::io::Error::other("past the limit"));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Counted { written: 0, limit }, value).is_ok()
+}
+
 /// `success` or `error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -265,11 +289,10 @@ impl Envelope {
         if self.status == Status::Error && !self.evidence.is_empty() {
             return Err(EnvelopeError::ImpossibleState("error with evidence"));
         }
-        if let Some(data) = &self.data {
-            let bytes = serde_json::to_vec(data).map(|text| text.len()).unwrap_or(usize::MAX);
-            if bytes > MAX_DATA_BYTES {
-                return Err(invalid("data", "exceeds 1 MiB"));
-            }
+        if let Some(data) = &self.data
+            && !compact_len_within(data, MAX_DATA_BYTES)
+        {
+            return Err(invalid("data", "exceeds 1 MiB"));
         }
         if let Some(error) = &self.error {
             if !is_valid_code(&error.code) {
@@ -493,6 +516,13 @@ mod tests {
         let mut data = Map::new();
         data.insert("blob".into(), json!("x".repeat(MAX_DATA_BYTES)));
         assert!(Envelope::success(data, Vec::new()).validate().is_err());
+        // The bound is exact: `{"blob":"…"}` is 11 bytes around the text.
+        let at_most = |text_len: usize| {
+            let mut data = Map::new();
+            data.insert("blob".into(), json!("x".repeat(text_len)));
+            Envelope::success(data, Vec::new()).validate().is_ok()
+        };
+        assert!(at_most(MAX_DATA_BYTES - 11) && !at_most(MAX_DATA_BYTES - 10));
         let long = "s".repeat(MAX_SOURCE_CHARS + 1);
         assert!(
             Envelope::success(Map::new(), vec![EvidenceItem::new(&long, Provenance::Live, None)])

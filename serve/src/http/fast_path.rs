@@ -17,15 +17,18 @@
 //! exactly one `Mcp-Method: tools/call` and one `Mcp-Name` equal to the
 //! tool, no `Mcp-Param-*` header, no input responses or request state.
 //! Anything else, a malformed or unusual request included, goes on to
-//! rmcp, which answers it as the specification says. The call runs in a
-//! task of its own, so a client that goes away does not cut it short (as
-//! on rmcp's path: it finishes within its deadline and frees its permit).
+//! rmcp, which answers it as the specification says. The call runs in the
+//! request's task, and if that task drops it (its client went away) it
+//! finishes in one of its own (`finish_on_drop`): as on rmcp's
+//! path, a call finishes within its deadline, is counted and recorded,
+//! and frees its permit, whoever waits for it.
 //!
 //! `stateless_fast_path = false` in the serve config sends every request
 //! to rmcp; both paths pass the same conformance suites and clients, and
 //! answer alike (`serve/tests/all/fast_path.rs`).
 
 use super::App;
+use super::finish_on_drop::FinishOnDrop;
 use crate::auth::Principal;
 use crate::handler::McpServer;
 use axum::body::{Body, Bytes};
@@ -33,14 +36,20 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
 };
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// The one revision served here.
 const REVISION: &str = "2026-07-28";
+
+/// The bytes an answer's buffer starts with: a tool's envelope twice (as
+/// text and structured) fits, for the built-in tools' usual answers.
+const ANSWER_CAPACITY: usize = 4096;
 
 /// The single value of header `name`, if it has exactly one.
 fn only(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -91,8 +100,11 @@ pub(crate) async fn stateless_call(State(app): State<Arc<App>>, request: Request
         metrics.fast_path_call();
     }
     let server = McpServer::for_stateless_call(Arc::clone(&app.state), skill);
-    // Its own task: a call whose client goes away still runs to its end.
-    let answered = tokio::spawn(async move { server.call_tool_as(principal, call, &meta).await }).await;
+    // Run here, and moved to a task of its own if this request's task
+    // drops it: a call whose client goes away still runs to its end. A
+    // panic is answered, not spread to the connection.
+    let call = async move { server.call_tool_as(principal, call, &meta).await };
+    let answered = FinishOnDrop::new(AssertUnwindSafe(call).catch_unwind()).await;
     let message = match answered {
         Ok(Ok(response)) => ServerJsonRpcMessage::response(ServerResult::from(response), id),
         Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
@@ -101,8 +113,11 @@ pub(crate) async fn stateless_call(State(app): State<Arc<App>>, request: Request
             Some(id),
         ),
     };
-    match serde_json::to_vec(&message) {
-        Ok(body) => {
+    // Sized for a typical answer up front: grown by doubling from empty,
+    // the buffer was reallocated a handful of times per answer.
+    let mut body = Vec::with_capacity(ANSWER_CAPACITY);
+    match serde_json::to_writer(&mut body, &message) {
+        Ok(()) => {
             let mut response = (StatusCode::OK, Bytes::from(body)).into_response();
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             response

@@ -44,20 +44,25 @@
 //!
 //! Parts: [`origin`] (Host and Origin), [`gate`] (authentication and the
 //! MCP gate), `fast_path` (a stateless `tools/call` answered without
-//! rmcp's per-request service, in rmcp's types), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
+//! rmcp's per-request service, in rmcp's types), `finish_on_drop` (a
+//! call run inline that finishes in a task of its own if its request's
+//! task drops it), [`scopes`] (OAuth scopes), [`validate`] (`/v1/validate`),
 //! [`listener`] (connections), `message` (what the gates read of a
 //! JSON-RPC body, in one pass), `unread_body` (an answer given before the
 //! body was read keeps the connection usable or says `Connection: close`),
 //! `body_budget` (the memory request bodies on their way may hold, per
-//! credential and over the server).
+//! credential and over the server), `shared_service` (rmcp's service
+//! behind an `Arc`, so the layers' clones of it are counts).
 
 mod body_budget;
 mod fast_path;
+mod finish_on_drop;
 pub mod gate;
 pub mod listener;
 mod message;
 pub mod origin;
 pub mod scopes;
+mod shared_service;
 mod unread_body;
 pub mod validate;
 
@@ -76,6 +81,7 @@ use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
+use shared_service::Shared;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -324,11 +330,11 @@ impl HttpServer {
         let shared = Arc::clone(&state);
         let mut mcp = Router::new().route_service(
             "/mcp",
-            StreamableHttpService::new(
+            Shared::new(StreamableHttpService::new(
                 move || Ok(McpServer::new(Arc::clone(&shared), None, None)),
                 manager(),
                 mcp_config.clone(),
-            ),
+            )),
         );
         for skill in state.liaison().skills().iter() {
             let shared = Arc::clone(&state);
@@ -336,11 +342,11 @@ impl HttpServer {
             let path = format!("/mcp/skills/{}", skill.name);
             mcp = mcp.route_service(
                 &path,
-                StreamableHttpService::new(
+                Shared::new(StreamableHttpService::new(
                     move || Ok(McpServer::new(Arc::clone(&shared), Some(skill.clone()), None)),
                     manager(),
                     mcp_config.clone(),
-                ),
+                )),
             );
         }
         let app = Arc::new(App {

@@ -235,16 +235,24 @@ fn a_call_past_the_in_flight_bound_gets_retryable_dependency_unavailable_at_its_
     assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
 }
 
-/// The call runs in the task the MCP SDK gives its request, not one of
-/// its own: a client that goes away while its call waits on an upstream
-/// does not stop the call, which finishes, is counted, and frees its
-/// permit for the next.
+/// A client that goes away while its call waits on an upstream does not
+/// stop the call, which finishes, is counted, and frees its permit for
+/// the next. The call is a stateless one, which the fast path answers:
+/// it runs in the request's task, and is moved to a task of its own when
+/// hyper drops that request (`serve/src/http/finish_on_drop.rs`); on
+/// rmcp's path it runs in the task rmcp spawns for the request.
 #[test]
 fn a_call_whose_client_goes_away_still_finishes_and_frees_its_permit() {
+    for fast_path in [true, false] {
+        a_call_whose_client_goes_away_finishes(fast_path);
+    }
+}
+
+fn a_call_whose_client_goes_away_finishes(fast_path: bool) {
     use std::io::Write;
     let upstream = Loopback::start();
     upstream.hold("/hold", Duration::from_millis(600));
-    let server = Server::start(&upstream, one_permit());
+    let server = Server::start(&upstream, ServeConfig { stateless_fast_path: fast_path, ..one_permit() });
     let body =
         crate::support::stateless_call("testing_fetch_url", json!({"url": "https://hn.algolia.com/hold"}))
             .to_string();
@@ -271,4 +279,7 @@ fn a_call_whose_client_goes_away_still_finishes_and_frees_its_permit() {
     let next = server.envelope("get_job_status", json!({"job_id": "job-7"}));
     assert_eq!(next["status"], "success", "{next}");
     assert_metric(&server.metrics(), r#"harmonia_slot_waits_total{bound="host_slots"}"#, 0.0);
+    // The path the test meant took the call (the next one included).
+    let answered_here = if fast_path { 2.0 } else { 0.0 };
+    assert_metric(&server.metrics(), "harmonia_http_fast_path_calls_total", answered_here);
 }
