@@ -6,12 +6,12 @@
 //! count, its log or its permit's release. Spawning every call in a task
 //! of its own gives that, at the price of a trip through the scheduler
 //! for every call: the task queued, another worker woken to steal it, its
-//! answer handed back through a join handle (about 15 µs a call at p50
-//! here, `harmonia bench --only mcp`). Most clients wait for their
-//! answer, so the call runs inline, in the request's own task; only when
-//! that task drops it (hyper drops a request's future when its
-//! connection closes) is what is left of it moved into a task of its own
-//! and polled to its end there.
+//! answer handed back through a join handle (0 to 25 µs a call at p50
+//! in alternating runs here: docs/performance.md, "Stop 50"). Most
+//! clients wait for their answer, so the call runs inline, in the
+//! request's own task; only when that task drops it (hyper drops a
+//! request's future when its connection closes) is what is left of it
+//! moved into a task of its own and polled to its end there.
 
 use std::future::Future;
 use std::pin::Pin;
