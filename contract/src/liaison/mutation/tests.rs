@@ -141,6 +141,21 @@ fn an_unlisted_verb_is_a_claim_when_the_liaison_acts() {
 
 /// The shapes of rounds two and three (docs/contract.md §5.7), each a
 /// claim, and a benign twin of each that is none.
+/// Every claim of `pairs` is found and none of their benign twins is;
+/// every miss is named at once.
+fn assert_claims_and_benign_twins(pairs: &[(&str, &str)]) {
+    let mut failures = Vec::new();
+    for &(claim, twin) in pairs {
+        if find(claim).is_none() {
+            failures.push(format!("claim {claim:?} accepted"));
+        }
+        if let Some(found) = find(twin) {
+            failures.push(format!("twin {twin:?} refused: {found:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn round_two_shapes_are_claims_and_their_twins_are_not() {
     let pairs = [
@@ -184,16 +199,7 @@ fn round_two_shapes_are_claims_and_their_twins_are_not() {
         ("I wrote the post for the blog.", "I wrote this summary for you."),
         ("The history shows I changed the bio.", "The history shows the bio changed on Tuesday."),
     ];
-    let mut failures = Vec::new();
-    for (claim, twin) in pairs {
-        if find(claim).is_none() {
-            failures.push(format!("claim {claim:?} accepted"));
-        }
-        if let Some(found) = find(twin) {
-            failures.push(format!("twin {twin:?} refused: {found:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_claims_and_benign_twins(&pairs);
 }
 
 /// The rules of round four (docs/contract.md §5.7), each with a claim
@@ -239,16 +245,7 @@ fn round_four_rules_are_claims_and_their_twins_are_not() {
         // A place adverb is no noun after a participle.
         ("Crossposted everywhere, fyi.", "Crossposted posts do well everywhere."),
     ];
-    let mut failures = Vec::new();
-    for (claim, twin) in pairs {
-        if find(claim).is_none() {
-            failures.push(format!("claim {claim:?} accepted"));
-        }
-        if let Some(found) = find(twin) {
-            failures.push(format!("twin {twin:?} refused: {found:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_claims_and_benign_twins(&pairs);
     // English interjections are no other language.
     assert_eq!(find_foreign("Ta-da: the report is ready.", &[]), None);
 }
@@ -299,16 +296,7 @@ fn round_five_rules_are_claims_and_their_twins_are_not() {
         ("I was moving the posts to Friday.", "Moving on, the posts on Friday did well."),
         ("I've finished moving the posts.", "I've finished looking at the posts."),
     ];
-    let mut failures = Vec::new();
-    for (claim, twin) in pairs {
-        if find(claim).is_none() {
-            failures.push(format!("claim {claim:?} accepted"));
-        }
-        if let Some(found) = find(twin) {
-            failures.push(format!("twin {twin:?} refused: {found:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_claims_and_benign_twins(&pairs);
 }
 
 /// The second held-out corpus, `unseen.toml`: written before the
