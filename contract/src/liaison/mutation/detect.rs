@@ -150,8 +150,7 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
     let head = word(clause, index)?;
     let after = index + 1;
     // A record's id is no verb: "... and post-77 uses #springsale".
-    let id = head.contains('-') && head.chars().any(|c| c.is_ascii_digit());
-    if id || word(clause, after).is_some_and(grammar::is_empty_object) {
+    if grammar::is_record_id(head) || word(clause, after).is_some_and(grammar::is_empty_object) {
         return None;
     }
     LEXICON.lookup(head).iter().filter(|found| found.forms & expect != 0).find_map(|found: &Match| {

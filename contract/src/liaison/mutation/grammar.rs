@@ -485,6 +485,12 @@ pub(super) fn starts_clause(word: &str) -> bool {
     CLAUSE_STARTS.contains(&word)
 }
 
+/// Whether `word` is a record's id, letters and digits joined by a hyphen
+/// ("post-77", "job-7", "AS-2"): a thing named, never a verb.
+pub(super) fn is_record_id(word: &str) -> bool {
+    word.contains('-') && word.chars().any(|c| c.is_ascii_digit())
+}
+
 pub(super) fn is_adverb(word: &str) -> bool {
     ADVERBS.contains(&word) || (word.len() > 4 && word.ends_with("ly") && !LY_VERBS.contains(&word))
 }

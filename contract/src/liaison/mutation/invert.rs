@@ -154,7 +154,7 @@ pub(super) fn starts_object(word: &str) -> bool {
             | "every"
             | "both"
             | "each"
-    ) || (word.contains('-') && word.chars().any(|c| c.is_ascii_digit()))
+    ) || grammar::is_record_id(word)
 }
 
 /// A noun without a determiner: "access", "drafts" (not an id or a
@@ -950,7 +950,7 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
 // the record's own ("job-42 failed", "post-3 peaked at 14:00").
 fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding> {
     let id = word(clause, index)?;
-    let is_id = id.contains('-') && id.chars().any(|c| c.is_ascii_digit());
+    let is_id = grammar::is_record_id(id);
     // A bare record noun before a participle that ends the clause:
     // "Comment hidden."
     let ends =
