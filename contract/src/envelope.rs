@@ -23,30 +23,6 @@ pub const MAX_REFERENCE_CHARS: usize = 2000;
 /// Longest error `message`, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 500;
 
-/// Whether `value`'s compact JSON is at most `limit` bytes: counted as
-/// it is written, never built (every envelope a host emits is checked, so
-/// this runs on every call), and given up as soon as it is past.
-fn compact_len_within(value: &impl Serialize, limit: usize) -> bool {
-    /// A sink that counts, and fails once past its limit.
-    struct Counted {
-        written: usize,
-        limit: usize,
-    }
-    impl std::io::Write for Counted {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.written = self.written.saturating_add(bytes.len());
-            if self.written > self.limit {
-                return Err(std::io::Error::other("past the limit"));
-            }
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    serde_json::to_writer(Counted { written: 0, limit }, value).is_ok()
-}
-
 /// `success` or `error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -290,7 +266,7 @@ impl Envelope {
             return Err(EnvelopeError::ImpossibleState("error with evidence"));
         }
         if let Some(data) = &self.data
-            && !compact_len_within(data, MAX_DATA_BYTES)
+            && crate::json_size::compact_bytes(data, MAX_DATA_BYTES).is_none()
         {
             return Err(invalid("data", "exceeds 1 MiB"));
         }

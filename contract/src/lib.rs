@@ -16,6 +16,8 @@
 //! - [`descriptor`]: a tool's declared contract and its validation.
 //! - [`url`]: the public web's URL and origin rules.
 //! - [`digest`]: hashes spelled as lowercase hex.
+//! - [`json_size`]: a value's size as compact JSON, counted without
+//!   building it.
 //! - [`workspace_document`]: the workspace JSON document, parsed strictly
 //!   as a stream.
 //! - [`liaison`]: the answer, the trace and its seal, skills, attempts,
@@ -32,6 +34,8 @@ pub mod descriptor;
 pub mod digest;
 #[cfg(feature = "full")]
 pub mod envelope;
+#[cfg(feature = "full")]
+pub mod json_size;
 #[cfg(feature = "full")]
 pub mod liaison;
 #[cfg(feature = "full")]

@@ -113,22 +113,16 @@ pub struct Review<'a> {
 /// The bytes of `document` and `answer` as compact JSON: the input size of
 /// a page for a caller holding values rather than the bytes they came from.
 pub fn input_bytes(document: &TraceDocument, answer: &Value) -> usize {
-    /// Counts what is written, keeps nothing.
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
-            self.0 += buffer.len();
-            Ok(buffer.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, &document.trace);
-    let _ = serde_json::to_writer(&mut counter, &document.seal);
-    let _ = serde_json::to_writer(&mut counter, answer);
-    counter.0
+    use harmonia_contract::json_size::compact_bytes;
+    // Writing these values cannot fail; a count that did would add nothing.
+    [
+        compact_bytes(&document.trace, usize::MAX),
+        compact_bytes(&document.seal, usize::MAX),
+        compact_bytes(answer, usize::MAX),
+    ]
+    .into_iter()
+    .map(Option::unwrap_or_default)
+    .sum()
 }
 
 /// The page for `review`.

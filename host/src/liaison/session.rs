@@ -307,20 +307,7 @@ fn refusal(rule: RuleCode) -> Envelope {
 
 /// Bytes `value` takes serialised, counted without building the text.
 fn json_size(value: &Value) -> u64 {
-    struct Counter(u64);
-    impl std::io::Write for Counter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing a `Value` to a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
+    harmonia_contract::json_size::compact_bytes(value, usize::MAX).map_or(u64::MAX, |bytes| bytes as u64)
 }
 
 impl Session {
