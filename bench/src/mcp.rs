@@ -440,7 +440,7 @@ async fn bare_answer(host: Host, body: &[u8]) -> Result<Value> {
         .call_recorded_async(TOOL, &arguments, &CallContext::for_workspace("ws_demo"))
         .await
         .map(|record| record.envelope)?;
-    Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": harmonia_serve::catalog::result(&envelope)}))
+    Ok(json!({"jsonrpc": "2.0", "id": request["id"], "result": harmonia_serve::catalog::result(envelope)}))
 }
 
 /// Serves [`bare_answer`] over HTTP/1.1 on `listener` until the runtime

@@ -102,7 +102,7 @@ async fn answer(stage: Stage, host: &Host, body: &[u8], fixed: &str) -> Result<S
             let arguments = Value::Object(call.params.arguments.clone().unwrap_or_default()).to_string();
             let context = CallContext::for_workspace("ws_demo");
             harmonia_serve::catalog::result(
-                &host.call_recorded_async(TOOL, &arguments, &context).await?.envelope,
+                host.call_recorded_async(TOOL, &arguments, &context).await?.envelope,
             )
         }
         _ => rmcp::model::CallToolResult::structured(serde_json::from_str(fixed_envelope())?),

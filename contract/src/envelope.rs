@@ -245,6 +245,19 @@ impl Envelope {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// The envelope as a JSON value, its data moved in rather than copied
+    /// member by member as [`Envelope::to_value`] copies it: the same
+    /// value, members in the same order.
+    pub fn into_value(mut self) -> Value {
+        let data = self.data.take();
+        let mut value = self.to_value();
+        if let (Some(data), Value::Object(members)) = (data, &mut value) {
+            // `data` is already a member (`null`): replaced in its place.
+            members.insert("data".to_owned(), Value::Object(data));
+        }
+        value
+    }
+
     /// The envelope as compact JSON text.
     pub fn to_json(&self) -> String {
         self.to_value().to_string()
@@ -397,6 +410,24 @@ mod tests {
         let digest = Sha256::digest(b"harmonia_feed|mock|");
         let expected: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(evidence_id("harmonia_feed", Provenance::Mock, None), format!("ev-{expected}"));
+    }
+
+    #[test]
+    fn into_value_is_to_value_member_for_member() {
+        let mut data = Map::new();
+        data.insert("zeta".into(), json!({"b": 1, "a": [1, 2.5, "x"]}));
+        data.insert("alpha".into(), Value::Null);
+        let item = EvidenceItem::new("harmonia_job", Provenance::Mock, Some("job-1"));
+        let envelopes = [
+            Envelope::success(data, vec![item]),
+            Envelope::from_value(&good_success()).unwrap(),
+            Envelope::stable_error(&TOOL_TIMEOUT),
+        ];
+        for envelope in envelopes {
+            let (copied, moved) = (envelope.to_value(), envelope.clone().into_value());
+            // The same text, so the same members in the same order.
+            assert_eq!(moved.to_string(), copied.to_string());
+        }
     }
 
     #[test]

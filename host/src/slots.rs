@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The call slots of one or more hosts. Cloning gives the same gate.
 #[derive(Clone)]
@@ -46,14 +46,15 @@ impl CallSlots {
         Arc::ptr_eq(&self.gate, &other.gate)
     }
 
-    /// A slot now, if one is free.
-    pub(crate) fn try_acquire(&self) -> Option<SemaphorePermit<'_>> {
-        self.gate.try_acquire().ok()
+    /// A slot now, if one is free. It owns its place in the gate, so the
+    /// call's store can carry it to wherever the store is dropped.
+    pub(crate) fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.gate).try_acquire_owned().ok()
     }
 
     /// A slot once one frees (the gate is fair: first come, first served).
-    pub(crate) async fn acquire(&self) -> Option<SemaphorePermit<'_>> {
-        self.gate.acquire().await.ok()
+    pub(crate) async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.gate).acquire_owned().await.ok()
     }
 
     /// Wait until no call holds a slot, or `timeout` passes; true when

@@ -118,14 +118,12 @@ pub fn tool(descriptor: &Descriptor) -> Tool {
         .with_annotations(annotations)
 }
 
-/// The MCP result for an envelope.
-pub fn result(envelope: &Envelope) -> CallToolResult {
-    let value = envelope.to_value();
-    if envelope.is_success() {
-        CallToolResult::structured(value)
-    } else {
-        CallToolResult::structured_error(value)
-    }
+/// The MCP result for an envelope (its data moved into the structured
+/// content, not copied).
+pub fn result(envelope: Envelope) -> CallToolResult {
+    let success = envelope.is_success();
+    let value = envelope.into_value();
+    if success { CallToolResult::structured(value) } else { CallToolResult::structured_error(value) }
 }
 
 /// The `call_refused` envelope for a tool the credential does not allow
@@ -174,7 +172,7 @@ mod tests {
         for envelope in
             [not_allowed(), busy(), limited.clone(), Envelope::success(serde_json::Map::new(), Vec::new())]
         {
-            let result = result(&envelope);
+            let result = result(envelope.clone());
             assert_eq!(result.is_error, Some(!envelope.is_success()));
             assert_eq!(result.structured_content.as_ref(), Some(&envelope.to_value()));
             let text = serde_json::to_value(&result.content[0]).unwrap()["text"].as_str().unwrap().to_owned();

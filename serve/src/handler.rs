@@ -341,11 +341,11 @@ impl McpServer {
             if let Some(metrics) = self.state.metrics() {
                 metrics.call_rate_limited(&tool);
             }
-            return Ok(catalog::result(&catalog::rate_limited(wait)).into());
+            return Ok(catalog::result(catalog::rate_limited(wait)).into());
         }
         let wait = deadline.min(self.state.limits.request_timeout());
         let Some(permit) = self.credential_permit(&principal, &tool, wait).await else {
-            return Ok(catalog::result(&catalog::busy()).into());
+            return Ok(catalog::result(catalog::busy()).into());
         };
         // The call runs here, in the task the MCP SDK gave this request
         // (its own, which the SDK never aborts: a call whose client goes
@@ -355,7 +355,7 @@ impl McpServer {
         let ran = AssertUnwindSafe(self.run(call, guard, permit)).catch_unwind().await;
         match ran {
             Ok(Ok((envelope, handle))) => {
-                let mut result = catalog::result(&envelope);
+                let mut result = catalog::result(envelope);
                 if let Some(handle) = handle {
                     result.content.push(rmcp::model::ContentBlock::text(handle_text(&handle)));
                     let mut meta = MetaObject::new();

@@ -185,3 +185,39 @@ fn an_async_call_dropped_by_its_embedder_frees_its_slot_at_once() {
     let text = metrics.encode();
     assert_metric(&text, r#"harmonia_slot_wait_timeouts_total{bound="host_slots"}"#, 0.0);
 }
+
+/// A call awaited in a task on a multi-threaded runtime (as a server's
+/// request is) frees its slot when its store is dropped, by a task queued
+/// behind the caller's, after the caller has its answer. A caller that
+/// calls again at once, in the same task, never waits for that slot nor
+/// counts a wait: one slot serves a run of calls back to back, and the
+/// slot is free once they end.
+#[test]
+fn calls_back_to_back_in_one_task_on_one_slot_never_wait_for_it() {
+    let server = Loopback::start();
+    let metrics = Metrics::new();
+    let host = one_slot_host(&server, &metrics);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let caller = host.clone();
+    let answers = runtime
+        .block_on(runtime.spawn(async move {
+            let context = CallContext::default();
+            let mut answers = Vec::new();
+            for _ in 0..50 {
+                answers.push(caller.call_async("trivial_probe", "{}", &context).await.unwrap().to_value());
+            }
+            answers
+        }))
+        .unwrap();
+    assert!(answers.iter().all(|answer| answer["status"] == "success"), "{answers:?}");
+    let text = metrics.encode();
+    assert_metric(&text, r#"harmonia_calls_total{tool="trivial_probe",code="success"}"#, 50.0);
+    assert_metric(&text, &format!(r#"harmonia_slot_waits_total{{bound="{BOUND}"}}"#), 0.0);
+    // The last store's task has run (or runs now): the slot is free.
+    let started = Instant::now();
+    while host.call_slots().in_flight() != 0 {
+        assert!(started.elapsed() < Duration::from_secs(5), "the last call's slot was never freed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(metric_value(&metrics.encode(), "harmonia_calls_in_flight"), 0.0);
+}

@@ -86,6 +86,11 @@ fn the_fast_path_answers_a_stateless_call_exactly_as_rmcp_does() {
     bare["params"]["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     cases.push(("/mcp", bare, headers("get_job_status")));
     cases.push(("/mcp", call("get_job_status", json!({"job_id": "job-7"})), headers("hostile_loop")));
+    // A request that also carries a response's member is no message: the
+    // fast path's own parse would take it, the gate's reading sends it on.
+    let mut with_result = call("get_job_status", json!({"job_id": "job-7"}));
+    with_result["result"] = json!({});
+    cases.push(("/mcp", with_result, headers("get_job_status")));
     for (path, body, headers) in &cases {
         let (from_fast, from_rmcp) = (send(&fast, path, body, headers), send(&rmcp, path, body, headers));
         assert_eq!(from_fast, from_rmcp, "{path} {body}");

@@ -7,9 +7,14 @@
 //! calls the guard judged.
 
 use crate::support::{Server, stateless_request};
-use harmonia_serve::config::ServeConfig;
+use harmonia_host::liaison::skills::SkillSet;
+use harmonia_serve::config::{Limits, ServeConfig};
 use harmonia_testkit::server::Loopback;
+use harmonia_testkit::tempdir::TempDir;
+use harmonia_testkit::{assert_metric, metric_value};
 use serde_json::{Value, json};
+use std::io::Write;
+use std::time::{Duration, Instant};
 
 const SKILL: &str = "/mcp/skills/job-status";
 const META: &str = "dev.harmonia/session";
@@ -233,7 +238,7 @@ fn a_handle_past_the_idle_time_is_expired() {
     let server = Server::start(&upstream, config);
     let token = server.token.clone();
     let first = call(&server, &token, None, "get_job_status", json!({"job_id": "job-7"}));
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::thread::sleep(Duration::from_millis(1100));
     let late = call(&server, &token, Some(&first.handle()), "get_job_status", json!({"job_id": "job-7"}));
     assert_eq!(late.refusal(), Some("expired_handle"), "{}", late.message);
 }
@@ -459,4 +464,89 @@ fn new_opens_a_session_explicitly_and_the_one_it_replaces_goes_on_by_its_handle(
     let by_handle = call(&server, &token, Some(&old.handle()), "get_job_status", json!({"job_id": "job-7"}));
     assert!(by_handle.refused_by_guard(), "{}", by_handle.message);
     assert_eq!(kinds(&trace(&server, &token, &by_handle.handle())).len(), 3, "the old one, by its handle");
+}
+
+/// A skill route whose one tool waits on the upstream (the test fetch
+/// guest names the skill `trend-scan`; its file allows every tool that
+/// names it).
+fn fetch_skill(dir: &TempDir) -> SkillSet {
+    let skill = dir.path().join("skills/trend-scan");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: trend-scan\ndescription: Fetch one page.\nallowed-tools: fetch_trend_signals, search_trend_signals, testing_fetch_url, hostile_loop\n---\n# Fetch probe\n\nMake one call to `testing_fetch_url`.\n",
+    )
+    .unwrap();
+    harmonia_host::liaison::skills::load_dir(&dir.path().join("skills")).unwrap()
+}
+
+/// A client that leaves while its guarded step waits on the upstream
+/// does not stop the step, on either path: the call finishes, the step is
+/// recorded once in the session's trace, and the only permit is free for
+/// the next call at once. The step's task is the request's on the fast
+/// path, moved to a task of its own when hyper drops it
+/// (`serve/src/http/finish_on_drop.rs`), and rmcp's own task on its path.
+#[test]
+fn a_guarded_step_whose_client_goes_away_is_still_recorded_and_frees_its_permit() {
+    for fast_path in [true, false] {
+        guarded_step_whose_client_goes_away(fast_path);
+    }
+}
+
+fn guarded_step_whose_client_goes_away(fast_path: bool) {
+    const ROUTE: &str = "/mcp/skills/trend-scan";
+    let upstream = Loopback::start();
+    upstream.hold("/hold", Duration::from_millis(600));
+    let config = ServeConfig {
+        stateless_fast_path: fast_path,
+        limits: Limits { max_in_flight_calls: 1, ..Limits::default() },
+        ..ServeConfig::default()
+    };
+    let cache = TempDir::new("serve-stateless-cache");
+    let server = Server::start_with_skills(&upstream, config, &cache, fetch_skill);
+    let body = request(
+        "tools/call",
+        json!({"name": "testing_fetch_url", "arguments": {"url": "https://hn.algolia.com/hold"}}),
+        None,
+    )
+    .to_string();
+    let mut socket = std::net::TcpStream::connect(server.address()).unwrap();
+    write!(
+        socket,
+        "POST {ROUTE} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: testing_fetch_url\r\nContent-Length: {}\r\n\r\n{body}",
+        server.address(),
+        server.token,
+        body.len()
+    )
+    .unwrap();
+    upstream.await_request();
+    // The client leaves while its step waits on the upstream.
+    socket.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(socket);
+    let read = request("resources/read", json!({"uri": "harmonia://session/trace"}), None);
+    let started = Instant::now();
+    let entries = loop {
+        let answer = server.post(ROUTE, &server.token, &READ_HEADERS, &read);
+        let text = answer.json()["result"]["contents"][0]["text"].as_str().map(str::to_owned);
+        let document: Value = text.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or(Value::Null);
+        // The session's activation is its first entry; the step follows.
+        if document["entries"].as_array().is_some_and(|entries| entries.len() > 1) {
+            break kinds(&document);
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the step was never recorded: {}", answer.body);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        entries,
+        [("skill_activation".to_owned(), None), ("tool_call".to_owned(), None)],
+        "fast path {fast_path}: one step, judged and recorded once"
+    );
+    let finished = r#"harmonia_calls_total{tool="testing_fetch_url",code="success"}"#;
+    assert_eq!(metric_value(&server.metrics(), finished), 1.0, "fast path {fast_path}");
+    // Its permit (the only one) is free: the next call runs at once.
+    let next = server.envelope("get_job_status", json!({"job_id": "job-7"}));
+    assert_eq!(next["status"], "success", "{next}");
+    assert_metric(&server.metrics(), r#"harmonia_slot_waits_total{bound="host_slots"}"#, 0.0);
+    let answered_here = if fast_path { 2.0 } else { 0.0 };
+    assert_metric(&server.metrics(), "harmonia_http_fast_path_calls_total", answered_here);
 }

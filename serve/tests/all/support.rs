@@ -45,6 +45,17 @@ impl Server {
 
     /// Like [`Server::start`], with the component cache in `cache`.
     pub fn start_cached(upstream: &Loopback, config: ServeConfig, cache: &TempDir) -> Self {
+        Self::start_with_skills(upstream, config, cache, job_status_skill)
+    }
+
+    /// Like [`Server::start_cached`], with the skills `skills` writes
+    /// into the server's directory.
+    pub fn start_with_skills(
+        upstream: &Loopback,
+        config: ServeConfig,
+        cache: &TempDir,
+        skills: impl FnOnce(&TempDir) -> harmonia_host::liaison::skills::SkillSet,
+    ) -> Self {
         let dir = TempDir::new("serve-metrics");
         let mut host_config = HostConfig { mock: true, ..HostConfig::default() };
         host_config.cache.dir = Some(cache.path().to_owned());
@@ -56,7 +67,7 @@ impl Server {
         }
         let host = builder.build().unwrap();
         let state = ServeState::with_rate_limits(
-            Liaison::new(host, job_status_skill(&dir)).unwrap(),
+            Liaison::new(host, skills(&dir)).unwrap(),
             config.limits.clone(),
             config.rate_limits.clone(),
             None,
