@@ -113,13 +113,39 @@ impl Acts {
     /// written".
     pub(super) fn act_with_object_before(&self, clause: &[Token], index: usize) -> bool {
         let Some(word) = clause.get(index).and_then(Token::word) else { return false };
-        let before: Vec<&str> =
-            clause[index.saturating_sub(OBJECT_WINDOW)..index].iter().filter_map(Token::word).collect();
+        // A relative clause leaves the liaison between the object and its
+        // verb: "the export I pulled", "the numbers we pulled".
+        // So does a passive: "this summary was prepared by Harmonia". An
+        // adverb may stand before the verb: "the lookup I just ran".
+        let at = |back: usize| index.checked_sub(back).and_then(|at| clause[at].word());
+        let adverb = at(1).is_some_and(|w| matches!(w, "just" | "already" | "also" | "then"));
+        let skipped = usize::from(adverb);
+        let index_end = match at(skipped + 1) {
+            Some("i" | "we" | "was" | "were" | "is" | "are") => index - skipped - 1,
+            Some("been") if matches!(at(skipped + 2), Some("has" | "have" | "had")) => index - skipped - 2,
+            _ => index,
+        };
+        let before: Vec<&str> = clause[index_end.saturating_sub(OBJECT_WINDOW)..index_end]
+            .iter()
+            .filter_map(Token::word)
+            .collect();
         self.guarded.get(&key(word)).is_some_and(|guards| {
             guards.iter().any(|(objects, _)| {
                 objects.iter().any(|object| {
+                    // "a lookup" names "the lookup" and "this summary" too,
+                    // after a determiner of their own.
+                    let (object, determined) = match object.first().map(String::as_str) {
+                        Some("a" | "an" | "the" | "this") if object.len() > 1 => (&object[1..], true),
+                        _ => (&object[..], false),
+                    };
+                    let determiner = before.len().checked_sub(object.len() + 1).map(|at| before[at]);
                     object.len() <= before.len()
                         && object.iter().zip(&before[before.len() - object.len()..]).all(|(a, b)| a == b)
+                        && (!determined
+                            || matches!(
+                                determiner,
+                                Some("a" | "an" | "the" | "this" | "that" | "my" | "our")
+                            ))
                 })
             })
         })
@@ -143,24 +169,37 @@ impl Acts {
     pub(super) fn act_at(&self, clause: &[Token], index: usize) -> Option<&str> {
         let word = clause.get(index)?.word()?;
         let spelt = if word.contains(['-', '_']) { key(word) } else { word.to_owned() };
-        if let Some(&act) = self.plain.get(&spelt) {
-            return Some(&self.names[act]);
+        let plain = self.plain.get(&spelt).map(|&act| self.names[act].as_str());
+        // A preposition's word that is also a guarded read with its object
+        // is that read: "going through the log".
+        if plain.is_some_and(|act| act != "preposition") || !self.guarded.contains_key(&spelt) {
+            return plain;
         }
+        // After an auxiliary it is a verb, not a preposition: "I have given
+        // act-9 ..." needs the read's object.
+        let verb = index.checked_sub(1).and_then(|at| clause[at].word()).is_some_and(|before| {
+            matches!(before, "have" | "has" | "had" | "'ve" | "was" | "were" | "been" | "am" | "'m")
+        });
+        let plain = plain.filter(|_| !verb);
         let after: Vec<&str> =
             clause.iter().skip(index + 1).take(OBJECT_WINDOW).map_while(Token::word).collect();
-        self.guarded.get(&spelt)?.iter().find_map(|(objects, act)| {
-            let found = (0..after.len()).any(|start| {
-                objects.iter().any(|object| {
-                    object.iter().enumerate().all(|(offset, expected)| {
-                        after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('_') {
-                            Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()),
-                            _ => actual == expected,
+        self.guarded
+            .get(&spelt)?
+            .iter()
+            .find_map(|(objects, act)| {
+                let found = (0..after.len()).any(|start| {
+                    objects.iter().any(|object| {
+                        object.iter().enumerate().all(|(offset, expected)| {
+                            after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('_') {
+                                Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()),
+                                _ => actual == expected,
+                            })
                         })
                     })
-                })
-            });
-            found.then(|| self.names[*act].as_str())
-        })
+                });
+                found.then(|| self.names[*act].as_str())
+            })
+            .or(plain)
     }
 
     /// Every entry as a sentence the liaison may say, and, for a guarded

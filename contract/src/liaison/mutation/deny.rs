@@ -389,22 +389,54 @@ fn other_agent_after(clause: &[Token], index: usize) -> bool {
             && word(clause, at + 1) == Some("the")
             && word(clause, at + 2).is_some_and(|tool| INSTRUMENTS.contains(&tool))
     });
-    via || (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
-        word(clause, at) == Some("by")
-            && grammar::agent_at(clause, at, true).is_none()
-            && word(clause, at + 1).is_some_and(|agent| {
-                !agent.chars().any(|c| c.is_ascii_digit()) && !NOT_AGENTS.contains(&agent) && !is_means(agent)
-            })
-    })
+    // A column headed "Approved by", its agent after the pause: "Approved
+    // by — Dana Reyes".
+    let column = word(clause, index + 1) == Some("by")
+        && clause.get(index + 2) == Some(&Token::Pause)
+        && word(clause, index + 3).is_some()
+        && grammar::longest(clause, index + 3, grammar::AGENTS).is_none();
+    via || column
+        || (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
+            word(clause, at) == Some("by")
+                && grammar::agent_at(clause, at, true).is_none()
+                && word(clause, at + 1).is_some_and(|agent| {
+                    !agent.chars().any(|c| c.is_ascii_digit())
+                        && !NOT_AGENTS.contains(&agent)
+                        && !is_means(agent)
+                })
+        })
 }
 
 /// What runs by itself on someone else's schedule: "via the scheduler".
 const INSTRUMENTS: &[&str] =
     &["scheduler", "automation", "workflow", "webhook", "cron", "pipeline", "autoresponder"];
 
+/// How far after a publication's state its sender may stand.
+const SENDER_WINDOW: usize = 8;
+
+/// Whether a component names where a publication's state came from: "the
+/// reminder went out ... from the billing system" (its sender, not the
+/// liaison).
+fn sent_from_another(clause: &[Token], index: usize) -> bool {
+    (index + 1..index + 1 + SENDER_WINDOW).any(|at| {
+        word(clause, at) == Some("from")
+            && (at + 1..at + 4).any(|noun| {
+                word(clause, noun).is_some_and(|noun| INSTRUMENTS.contains(&noun) || SENDERS.contains(&noun))
+            })
+    })
+}
+
+/// Components that send on their own: "from the billing system".
+const SENDERS: &[&str] = &["system", "platform", "scheduler", "service", "app", "tool", "integration"];
+
 /// Whether `by` + the liaison follows: `detect` reports those.
 fn liaison_agent_after(clause: &[Token], index: usize) -> bool {
-    (index + 1..index + 1 + AGENT_WINDOW).any(|at| grammar::agent_at(clause, at, true).is_some())
+    // "paused by Jonas, not by me": a denied agent is none.
+    let denied = |at: usize| {
+        at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(grammar::is_negation)
+    };
+    (index + 1..index + 1 + AGENT_WINDOW)
+        .any(|at| grammar::agent_at(clause, at, true).is_some() && !denied(at))
 }
 
 /// Whether an object follows the verb at `index`, whose guarded object, if
@@ -484,7 +516,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     if !negations.is_multiple_of(2) || addressed.is_some() {
         return None;
     }
-    if other_agent_after(clause, index) && !liaison_agent_after(clause, index) {
+    if (other_agent_after(clause, index) || roles::agent_set_apart(clause, index))
+        && !liaison_agent_after(clause, index)
+    {
         return None;
     }
     // A process that ran by itself: "the job restarted automatically".
@@ -497,6 +531,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     // at 09:00" is what generally happens).
     let pronoun = roles::is_actor_pronoun(clause, chain.start);
     if effect.state_change && participle && !chain.modal && subject != Subject::Missing && !pronoun {
+        if sent_from_another(clause, index) {
+            return None;
+        }
         return implicit(clause, chain.start.saturating_sub(1), index, effect, groundings, IMPLICIT_AGENT);
     }
     // What can or might happen, or what generally happens, is no report
@@ -510,7 +547,7 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     }
     match subject {
         Subject::Missing => {
-            if chain.infinitive {
+            if chain.infinitive || roles::walkthrough_step(clause, index) {
                 return None;
             }
             let base_only =
@@ -565,10 +602,22 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
 /// value: "the timezone is set to CET" reads a setting ("is now set to",
 /// "has been set to" stay the liaison's).
 fn setting_value(clause: &[Token], index: usize) -> bool {
-    word(clause, index) == Some("set")
-        && word(clause, index + 1) == Some("to")
+    // So does a present "is scheduled for" before its date: "the post is
+    // scheduled for the 14th" ("is now scheduled for" stays the liaison's).
+    let setting = matches!(
+        (word(clause, index), word(clause, index + 1)),
+        (Some("set"), Some("to")) | (Some("scheduled"), Some("for"))
+    );
+    // A credit to the liaison makes it its act: "..., all my work".
+    let credited = (index + 1..index + 1 + CREDIT_WINDOW)
+        .any(|at| matches!(word(clause, at), Some("my" | "me" | "myself" | "our" | "us")));
+    setting
+        && !credited
         && index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|be| matches!(be, "is" | "are"))
 }
+
+/// How far after a setting's value a credit to the liaison may stand.
+const CREDIT_WINDOW: usize = 12;
 
 /// Verbs whose object may be a gerund, in the present: what a process
 /// includes or needs is no report of an act ("Offboarding includes
@@ -620,6 +669,10 @@ fn found_by_a_read(clause: &[Token], index: usize) -> bool {
     })
 }
 
+/// Verbs after which a participle is the status a record displays: "it
+/// shows paused since Friday", "the order shows refunded".
+const DISPLAYS: &[&str] = &["shows", "show", "showed", "showing", "displays", "displayed", "reads"];
+
 /// A passive, state or fragment without an actor, `clause[start..]` up to
 /// the effect's end: a claim unless a claim citing evidence that carries
 /// the state holds it.
@@ -637,6 +690,7 @@ fn implicit(
         || roles::addressed_done(clause, index).is_some()
         || roles::reported_from_data(clause, index)
         || subject.is_some_and(|noun| roles::READ_NOUNS.contains(&noun))
+        || subject.is_some_and(|verb| DISPLAYS.contains(&verb))
     {
         return None;
     }

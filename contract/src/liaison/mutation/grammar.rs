@@ -405,6 +405,26 @@ const MAX_SELF_DESCRIPTIONS: usize = 3;
 /// or "your" or "this" before up to three self-descriptions and a noun
 /// the liaison calls itself by ("your AI sidekick", "this bot").
 pub(super) fn liaison_subject(clause: &[Token], index: usize) -> Option<usize> {
+    let length = named_subject(clause, index)?;
+    let next = word(clause, index + length);
+    let closed = |at: usize| clause.get(at).is_none_or(|token| *token == Token::Pause);
+    // "Your assistant here, ...": an introduction, no subject of what
+    // follows the pause.
+    if next == Some("here") && closed(index + length + 1) {
+        return None;
+    }
+    // "Harmonia update — ...": a heading, the base form a noun after a
+    // name that would ask for "updates".
+    let named = !matches!(word(clause, index), Some("i" | "we"));
+    if named && next.is_some_and(super::invert::is_bare_base) && closed(index + length + 1) {
+        return None;
+    }
+    Some(length)
+}
+
+/// The liaison's subject at `index`, before [`liaison_subject`]'s
+/// exceptions.
+fn named_subject(clause: &[Token], index: usize) -> Option<usize> {
     if let Some(length) = longest(clause, index, SUBJECTS) {
         return Some(length);
     }
@@ -565,12 +585,28 @@ const COUNTERFACTUALS: &[&[&str]] = &[
     &["wish", "i", "were"],
 ];
 
+/// How far an inverted condition's modal may stand after it.
+const INVERTED_REACH: usize = 16;
+
 /// "Were I able to change budgets", "Had I the access": a condition
-/// inverted at the start of the clause or after a pause.
-fn inverted_condition(clause: &[Token], at: usize) -> bool {
-    matches!(word(clause, at), Some("were" | "had"))
-        && matches!(word(clause, at + 1), Some("i" | "we"))
-        && at.checked_sub(1).is_none_or(|before| clause[before].word().is_none())
+/// inverted at the start of the clause or after a pause; with a thing as
+/// subject, a modal after it makes it one ("Had the post gone out at 9,
+/// it would have clashed", "Were the campaign paused, ... would roll
+/// over").
+pub(super) fn inverted_condition(clause: &[Token], at: usize) -> bool {
+    let opens = matches!(word(clause, at), Some("were" | "had"))
+        && at.checked_sub(1).is_none_or(|before| clause[before].word().is_none());
+    if !opens {
+        return false;
+    }
+    if matches!(word(clause, at + 1), Some("i" | "we")) {
+        return true;
+    }
+    matches!(
+        word(clause, at + 1),
+        Some("the" | "this" | "that" | "your" | "its" | "our" | "their" | "a" | "an")
+    ) && (at + 2..clause.len().min(at + INVERTED_REACH))
+        .any(|next| matches!(word(clause, next), Some("would" | "could" | "might")))
 }
 
 /// Whether the actor at `index` is reported: "whether I approved", "you
@@ -614,7 +650,16 @@ pub(super) fn negated_in_scope(clause: &[Token], index: usize) -> bool {
     let mut at = index;
     while at > index.saturating_sub(NEGATION_REACH) {
         at -= 1;
-        let Some(current) = word(clause, at) else { continue };
+        let Some(current) = word(clause, at) else {
+            // A pause before a new subject ends the reach: "Don't worry
+            // about it, I issued the refund".
+            if word(clause, at + 1)
+                .is_some_and(|next| matches!(next, "i" | "we" | "it" | "they" | "he" | "she"))
+            {
+                return false;
+            }
+            continue;
+        };
         if SCOPE_BREAKS.contains(&current) {
             return false;
         }

@@ -468,6 +468,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Op
     }
     if measured(clause, index)
         || other_agent_after(clause, index)
+        || roles::agent_set_apart(clause, index)
         || roles::by_itself(clause, index)
         || roles::state_since(clause, index)
         || roles::credited_elsewhere(clause, index)
@@ -531,6 +532,16 @@ fn decided(clause: &[Token], index: usize) -> bool {
     if let Some(act) = ACTS.act_at(clause, index)
         && !(act == "preposition" && progressive_at(clause, index) && effect_word(clause, index))
     {
+        return true;
+    }
+    // A guarded read whose object a relative clause puts before the
+    // liaison: "per the export I pulled".
+    // So may an adverb ("the lookup I just ran") or a passive ("this
+    // summary was prepared by Harmonia").
+    let relative = index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|w| {
+        matches!(w, "i" | "we" | "just" | "already" | "was" | "were" | "is" | "are" | "been")
+    });
+    if relative && ACTS.act_with_object_before(clause, index) {
         return true;
     }
     let Some(current) = word(clause, index) else { return true };
@@ -798,6 +809,13 @@ fn object_end(clause: &[Token], at: usize) -> usize {
 fn other_agent_after(clause: &[Token], at: usize) -> bool {
     for index in (at + 1..at + 1 + AGENT_WINDOW).take_while(|&index| word(clause, index).is_some()) {
         let Some(current) = word(clause, index) else { break };
+        // A column headed "Invited by", its agent after the pause: "Invited
+        // by — Priya Shah".
+        if current == "by" && clause.get(index + 1) == Some(&Token::Pause) {
+            return word(clause, index + 2).is_some_and(|agent| {
+                grammar::longest(clause, index + 2, grammar::AGENTS).is_none() && !is_closed(agent)
+            });
+        }
         if current == "by" {
             return grammar::agent_at(clause, index, true).is_none()
                 && word(clause, index + 1).is_some_and(|agent| {
@@ -844,6 +862,11 @@ fn coordinated_claim(clause: &[Token], start: usize, verb: usize, completion: Co
             at += 1;
         }
         let next = word(clause, at)?;
+        // Another actor after a pause does the verbs after it: "I find
+        // and explain, you approve and ship".
+        if matches!(next, "you" | "they" | "he" | "she") {
+            return None;
+        }
         if grammar::starts_clause(next) || grammar::is_auxiliary(next) || is_closed(next) {
             // A new subject or a new noun phrase: the next verb is not the liaison's.
             if grammar::liaison_subject(clause, at).is_some() || grammar::starts_clause(next) {
@@ -910,21 +933,40 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     if !may_be_verb(current) || !heads_fragment(clause, index) || DONE_WORDS.contains(&current) {
         return None;
     }
-    if roles::is_noun_use(clause, index)
-        || ACTS.act_at(clause, index).is_some()
-        || introduces_a_read(clause, index)
-    {
+    if roles::is_noun_use(clause, index) {
         return None;
+    }
+    // "Declined the friend request": a thing's own change is an act when
+    // the fragment gives it an object.
+    let state_on_object = ACTS.is_intransitive(current)
+        && words::completed_form(current) & PAST != 0
+        && word(clause, index + 1).is_some_and(starts_object);
+    if (ACTS.act_at(clause, index).is_some() && !state_on_object) || introduces_a_read(clause, index) {
+        // A read heading a fragment shares its missing subject with the
+        // verbs coordinated after it: "Checked the calendar and booked the
+        // call".
+        let past = words::completed_form(current) & PAST != 0;
+        let framed = !roles::negations_before(clause, index).is_multiple_of(2)
+            || roles::addressed_done(clause, index).is_some();
+        return (past && !framed)
+            .then(|| coordinated_claim(clause, index, index, Completion::Past))
+            .flatten()
+            .map(|found| Finding { frame: NO_SUBJECT, ..found });
     }
     // `deny` judged the effects table's verbs, except in a clause marked
     // done, where it reads a bare base form as an instruction.
     let effect = !LEXICON.lookup(current).is_empty();
-    if decided(clause, index) && !(marked && effect) {
+    if decided(clause, index) && !(marked && effect) && !state_on_object {
         return None;
     }
-    let forms: Forms = words::completed_form(current) | gerund_before_object(clause, index, current);
+    let forms: Forms = words::completed_form(current)
+        | gerund_before_object(clause, index, current)
+        | past_before_object(clause, index, current);
     let base = marked && (effect || words::is_base_verb(current));
-    if (forms == 0 && !base) || attributive(clause, index) {
+    if (forms == 0 && !base)
+        || attributive(clause, index)
+        || (!marked && roles::walkthrough_step(clause, index))
+    {
         return None;
     }
     if forms & GERUND != 0
@@ -937,7 +979,10 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     {
         return None;
     }
-    if other_agent_after(clause, index) || roles::by_itself(clause, index) {
+    if other_agent_after(clause, index)
+        || roles::by_itself(clause, index)
+        || roles::agent_set_apart(clause, index)
+    {
         return None;
     }
     let frame = if marked { MARKED } else { NO_SUBJECT };
@@ -982,7 +1027,7 @@ fn status_claim(clause: &[Token], index: usize, marked: bool) -> Option<Finding>
     if !roles::negations_before(clause, at).is_multiple_of(2) || roles::addressed_done(clause, at).is_some() {
         return None;
     }
-    if other_agent_after(clause, at) || roles::by_itself(clause, at) {
+    if other_agent_after(clause, at) || roles::by_itself(clause, at) || roles::agent_set_apart(clause, at) {
         return None;
     }
     Some(finding(clause, index, at, at + 1, if marked { MARKED } else { STATUS }))
@@ -1005,6 +1050,20 @@ fn tail_is_a_place(clause: &[Token], at: usize) -> bool {
     let tail: Vec<&str> = clause[at..].iter().map_while(Token::word).take(MAX_PLACE_WORDS + 1).collect();
     tail.len() <= MAX_PLACE_WORDS
         && tail.iter().all(|w| !grammar::is_auxiliary(w) && !roles::is_finite_hint(w) && *w != "by")
+}
+
+/// [`PAST`] when `current` is a verb's `-ed` form before a determiner, which
+/// the tagger alone reads as an adjective at a fragment's head:
+/// "Consolidated the six sheets", "Stretched the end date".
+fn past_before_object(clause: &[Token], index: usize, current: &str) -> Forms {
+    let Some(stem) = current.strip_suffix('d').filter(|stem| stem.len() >= 4 && stem.ends_with('e')) else {
+        return 0;
+    };
+    let determiner = word(clause, index + 1)
+        .is_some_and(|next| matches!(next, "the" | "a" | "an" | "all" | "every" | "both"));
+    // "consolidate-d", "stretch-ed".
+    let base = words::is_base_verb(stem) || stem.strip_suffix('e').is_some_and(words::is_base_verb);
+    if determiner && base { PAST } else { 0 }
 }
 
 /// [`GERUND`] when `current` is a verb with `-ing` before an object, which

@@ -12,7 +12,10 @@
 //!   #39 skeleton, markdown stripped, letters spelt out one by one joined,
 //!   case folded) and split into clauses of words; table cells, emoji and
 //!   bullets are boundaries, line breaks are not, check marks mark a
-//!   clause done.
+//!   clause done; punctuation is never folded into a letter (an em dash
+//!   stays a pause), and an emoji standing where a verb stands (glued to
+//!   `'d`, right after "I"/"we", or before "by me") is read as the verb
+//!   "actioned" ("I 📌'd the post", "Newsletter 📤 by me").
 //! - `acts.toml` (read by `acts`): the allow-list, as data: the reading and
 //!   reporting acts the liaison may say it did, by act, each verb with its
 //!   five forms, guarded verbs with the objects that keep them a read
@@ -27,21 +30,31 @@
 //! - `grammar` and `detect`: the liaison's own shapes with an effect verb,
 //!   read first: the liaison (I, we, my team, Harmonia, Nova, the liaison,
 //!   the agent, the assistant) as subject in the form its auxiliaries ask
-//!   for (offers and futures too), and the verbs coordinated with it; a
+//!   for (offers and futures too; not in an introduction, "Your assistant
+//!   here, ...", nor a heading, "Harmonia update — ..."), and the verbs
+//!   coordinated with it; a
 //!   passive with the liaison as agent; an effect noun the liaison owns
 //!   ("my approval"); a receipt. A first-person suggestion ("I'd post it")
 //!   is not one.
 //! - `roles` and `deny`: every other effect word, with its subject and
 //!   voice read, is a claim unless a frame holds: a negation (double
 //!   negatives affirm), words addressed to the user (question, condition,
-//!   recommendation, instruction, the user's call), a modal or generic
-//!   sentence, a gerund as subject, another actor, a process that ran by
-//!   itself, a report of the data, or a state inside a claim whose cited
+//!   recommendation, instruction, the user's call; a question only over
+//!   its own stretch when a statement stands before it, "Pinned it, or
+//!   would you rather ...?"), a modal or generic sentence, a gerund as
+//!   subject (also of a modal after a long object), another actor (also
+//!   after a column's "Invited by —"; a denied "not by me" is no agent),
+//!   a process that ran by itself, a report of the data (also a
+//!   definition, "means it's pinned", and a status a record displays,
+//!   "shows paused"), or a state inside a claim whose cited
 //!   evidence carries it ([`Grounding`]). Quotations of what the tools
 //!   returned are removed before ([`find_in`]).
 //! - `invert`: the inverted default for every verb the tables do not
 //!   have: the liaison as subject of a done or ongoing act, fragments,
-//!   status lines, clauses marked done, ellipsis ("and I did"), completed
+//!   status lines, clauses marked done, ellipsis ("and I did"), the verbs
+//!   after a read heading a fragment ("Checked the calendar and booked
+//!   the call"), an `-ed` head before a determiner the tagger reads as an
+//!   adjective ("Consolidated the sheets"), completed
 //!   passives without an agent, the base forms of non-native English ("I
 //!   have change it"); with the same frames.
 //! - `shapes`: the liaison's acts in shapes its verbs alone do not show:
@@ -60,6 +73,43 @@
 //! `corpus` (tests only) prints their figures by category, and
 //! `frames` (tests only) holds one test per frame with the claims a hostile
 //! answer dresses in it.
+//!
+//! Round seven (read-only role statements, walkthroughs, records and logs;
+//! `round_seven_rules_are_claims_and_their_twins_are_not`) added:
+//! - a count's label is no act: a participle heading its stretch before a
+//!   pause and a number ("Published: 14", "Sent emails this week: 1,240"),
+//!   or after a number in a tally that counts records by their noun ("3
+//!   scheduled posts, 2 drafts, 1 rejected"); the topic after "Re:";
+//! - a gerund is the subject of a verb in `s` before its object ("dragging
+//!   a post to another day reschedules it"), or of one up to twelve words
+//!   after it;
+//! - a finding hedged as an inference ("it looks like", "seems"); more
+//!   nouns of a source after "per" (description, changelog, timeline,
+//!   lookup, trail, notes, entry, event); "not yet" negates;
+//! - a condition inverted with a thing as subject and a modal after it
+//!   ("Had the post gone out at 9am, it would have ...");
+//! - another actor set apart as a record writes it: an agent after a pause
+//!   ("..., by Dana", "(by Dana)"), an actor field ("actor: kai", "Updated
+//!   by: customer"), a log line's actor before its verb ("scheduler:
+//!   published"); a publication's state sent "from the billing system";
+//! - the allow-list reads clicking or going into a view, opening its
+//!   settings or menu, giving a list a once-over, pulling a sample,
+//!   sanity-checking, finishing going through; a guarded read's object may
+//!   stand before it across an adverb or a passive ("the lookup I just
+//!   ran", "This summary was prepared by Harmonia"); after an auxiliary a
+//!   preposition's word is a verb ("I have given ...");
+//! - a present "is scheduled for" reads a record's date (not with a credit
+//!   to the liaison); "how" before a present passive names a way; a state
+//!   said to hold now under "can be" or done automatically is no claim;
+//! - a walkthrough's steps (a base form heading its stretch among stretches
+//!   headed by a verb that can only be a base: "3) hit Rotate 4) paste",
+//!   "set the end date, save, and") and a menu's path (words alone between
+//!   pauses: "Billing → Invoices → Refund") are no report;
+//! - another actor after a pause ends the liaison's coordination ("I find
+//!   and explain, you approve"); a thing's own change given an object in a
+//!   fragment is an act ("Declined the friend request"); pressing or
+//!   clicking a button labelled Refund, Confirm, Save, Pause, Archive or
+//!   Cancel is an effect.
 
 use std::collections::HashSet;
 

@@ -10,7 +10,8 @@
 //! 3. Every other non-ASCII character is replaced by its UTS #39 skeleton
 //!    (look-alike letters such as Cyrillic `а` become `a`) with combining
 //!    marks dropped (`ó` becomes `o`). ASCII is left alone: the skeleton
-//!    would fold `m` to `rn` and `I` to `l`.
+//!    would fold `m` to `rn` and `I` to `l`; so is punctuation whose
+//!    skeleton is a letter (an em dash's is a katakana length mark).
 //! 4. Lowercase; markdown emphasis (`*`, `` ` ``, `~`, edge `_`), link
 //!    targets (`[text](url)` keeps `text`) and short HTML tags are removed.
 //! 5. Letters spelt out one by one are joined: `p-u-b-l-i-s-h-e-d`,
@@ -23,7 +24,8 @@
 //!    `I.approved` is not two sentences; `2.5` and `14:00` stay one word). Line breaks are ordinary spaces, so an actor and a
 //!    verb on two lines stay in one clause. Commas, colons, dashes,
 //!    parentheses, ellipses, bullets and symbols (emoji, arrows) become
-//!    [`Token::Pause`]; a clause ended by `?` ends in [`Token::Question`],
+//!    [`Token::Pause`], except an emoji where a verb stands, read as
+//!    [`EMOJI_VERB`] ("I 📌'd it", "I've 🔇 the alerts", "📤 by me"); a clause ended by `?` ends in [`Token::Question`],
 //!    one holding a check mark (✓, ✅) in [`Token::Done`] (before it);
 //!    other punctuation (quotes, stray hyphens) is dropped.
 //! 7. Contractions are expanded (`didn't` → `did not`, `I'm` → `i am`,
@@ -97,6 +99,13 @@ pub(super) fn fold(text: &str) -> String {
         if character.is_whitespace() || character.is_control() {
             folded.push(' ');
         } else if character.is_ascii() {
+            folded.push(character);
+        } else if character.general_category_group() == GeneralCategoryGroup::Punctuation
+            && skeleton(character.encode_utf8(&mut [0; 4])).any(char::is_alphanumeric)
+        {
+            // Punctuation is never folded into a letter: the skeleton of
+            // an em dash is a katakana length mark, a letter, which would
+            // join the words around it instead of pausing them.
             folded.push(character);
         } else {
             let mut buffer = [0; 4];
@@ -199,7 +208,11 @@ fn split(text: &str) -> Vec<Clause> {
     let mut clauses = vec![Clause::new()];
     let mut word = String::new();
     let mut done = false;
+    let mut skip_to = 0;
     for (index, &character) in characters.iter().enumerate() {
+        if index < skip_to {
+            continue;
+        }
         let next = characters.get(index + 1).copied();
         let previous = index.checked_sub(1).map(|before| characters[before]);
         let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
@@ -240,6 +253,15 @@ fn split(text: &str) -> Vec<Clause> {
             | '\u{00B7}' => push_pause(clauses.last_mut()),
             // A currency sign before a figure is part of the amount.
             '$' | '\u{00A3}' | '\u{20AC}' | '\u{00A5}' if digit(next) => {}
+            c if !c.is_ascii() && is_symbol(c) => match emoji_verb(&characters, index, clauses.last()) {
+                Some(end) => {
+                    if let Some(clause) = clauses.last_mut() {
+                        clause.push(Token::Word(EMOJI_VERB.to_owned()));
+                    }
+                    skip_to = end;
+                }
+                None => push_pause(clauses.last_mut()),
+            },
             c if is_symbol(c) => push_pause(clauses.last_mut()),
             _ => {}
         }
@@ -250,6 +272,47 @@ fn split(text: &str) -> Vec<Clause> {
     }
     clauses.retain(|clause| clause.iter().any(|token| token.word().is_some()));
     clauses
+}
+
+/// The verb an emoji standing for one is read as: an act no table lists.
+pub(super) const EMOJI_VERB: &str = "actioned";
+
+/// Where an emoji at `index` that stands where a verb stands ends (after
+/// its `'d`): glued to `'d` or `'ed` ("I 📌'd the post"), right after the
+/// liaison as subject and before a word ("I've 🔇 the alerts"), or right
+/// before `by me` or `by us` ("Newsletter 📤 by me"). Any other emoji is a
+/// pause. It looks at most a few characters and the clause's last two
+/// words.
+fn emoji_verb(characters: &[char], index: usize, clause: Option<&Clause>) -> Option<usize> {
+    let at = |offset: usize| characters.get(index + offset).copied();
+    let apostrophe = |c: Option<char>| matches!(c, Some('\'' | '\u{2019}'));
+    let ends = |offset: usize| at(offset).is_none_or(|c| !c.is_alphanumeric());
+    if apostrophe(at(1)) && at(2) == Some('d') && ends(3) {
+        return Some(index + 3);
+    }
+    if apostrophe(at(1)) && at(2) == Some('e') && at(3) == Some('d') && ends(4) {
+        return Some(index + 4);
+    }
+    let after: String = characters[index + 1..].iter().take(7).collect::<String>().to_lowercase();
+    let by_liaison = ["by me", "by us"].iter().any(|by| {
+        after
+            .trim_start()
+            .strip_prefix(by)
+            .is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+    });
+    let words: Vec<&str> = clause.map_or_else(Vec::new, |clause| {
+        clause.iter().rev().take(2).map(|token| token.word().unwrap_or("")).collect()
+    });
+    let liaison = |word: &str| matches!(word, "i" | "we");
+    let after_subject = match words.as_slice() {
+        [last, before] => {
+            liaison(last) || (matches!(*last, "have" | "has" | "had" | "just") && liaison(before))
+        }
+        [last] => liaison(last),
+        _ => false,
+    };
+    let word_follows = after.starts_with(' ') && after.trim_start().starts_with(char::is_alphabetic);
+    (by_liaison || (after_subject && word_follows)).then_some(index + 1)
 }
 
 /// Whether `c` is a symbol (emoji, arrows, `+`, `=`): a pause. ASCII is

@@ -181,15 +181,25 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
     (index.saturating_sub(REACH)..index).any(|at| {
         let verb = word(clause, at);
         let that = verb.is_some_and(|verb| REPORTING.contains(&verb)) && word(clause, at + 1) == Some("that");
+        // A definition needs no "that": "📌 means it's pinned".
+        let means = matches!(verb, Some("means" | "meant" | "mean"));
         // A source as subject needs no "that": "the history shows the bio
         // changed", "Mailchimp reports 4,210 emails delivered".
         let source = verb.is_some_and(|verb| SOURCE_VERBS.contains(&verb))
             && at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(|subject| {
                 !matches!(subject, "i" | "we" | "it" | "this" | "that") && !grammar::is_auxiliary(subject)
             });
-        that || source
+        // A finding hedged as an inference from the data: "it looks like
+        // the campaign was paused", "seems the post went out at 9".
+        let hedged = verb.is_some_and(|verb| HEDGED_FINDINGS.contains(&verb))
+            && (matches!(word(clause, at + 1), Some("like" | "that"))
+                || at.checked_sub(1).and_then(|before| word(clause, before)) == Some("it"));
+        that || means || source || hedged
     }) || cites_a_source(clause)
 }
+
+/// Verbs that hedge what follows as an inference from the data.
+const HEDGED_FINDINGS: &[&str] = &["looks", "seems", "appears", "sounds"];
 
 /// Present verbs a source reports with: "the log shows ...".
 const SOURCE_VERBS: &[&str] = &["shows", "reports", "lists", "says", "indicates", "records", "confirms"];
@@ -218,6 +228,14 @@ pub(super) const SOURCES: &[&str] = &[
     "calendar",
     "crm",
     "ledger",
+    "description",
+    "changelog",
+    "timeline",
+    "lookup",
+    "trail",
+    "notes",
+    "entry",
+    "event",
 ];
 
 /// Whether the clause cites a source: "per" or "according to" before a
@@ -275,7 +293,7 @@ const USERS_CALL: &[&[&str]] = &[
 ];
 
 /// How many words after a gerund may hold its own finite verb.
-const SUBJECT_WINDOW: usize = 8;
+const SUBJECT_WINDOW: usize = 12;
 
 /// Whether a gerund at `index` is the subject of a verb of its own:
 /// "Publishing on Tuesdays works best", "Boosting posts costs money".
@@ -288,6 +306,9 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
     if !is_gerund {
         return false;
     }
+    if modal_after_gerund(clause, index) {
+        return true;
+    }
     let mut object_seen = false;
     (index + 1..index + 1 + SUBJECT_WINDOW).take_while(|&at| word(clause, at).is_some()).any(|at| {
         let next = word(clause, at).unwrap_or_default();
@@ -297,6 +318,14 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         }
         if after_determiner || !next.ends_with('s') {
             return false;
+        }
+        // A verb in `s` before its own object: "dragging a post to another
+        // day reschedules it".
+        let object_follows = word(clause, at + 1).is_some_and(|after| {
+            matches!(after, "it" | "them" | "the" | "your" | "its" | "their" | "our" | "every" | "all")
+        });
+        if object_follows && super::words::is_third_person(next) {
+            return true;
         }
         // After an adverb of frequency a word in `s` is the verb:
         // "Offboarding normally includes ...".
@@ -310,6 +339,33 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         }
         super::words::is_third_person(next)
     })
+}
+
+/// How far a modal may stand after a gerund whose long object ends before
+/// it.
+const MODAL_WINDOW: usize = 16;
+
+/// Modals that, after a gerund and its object with no subject of their
+/// own between, make the gerund their subject: "Halving the posting
+/// frequency on LinkedIn to 3 a week would match ...".
+const SUBJECT_MODALS: &[&str] = &["would", "could", "might", "may", "should", "will", "can", "must"];
+
+/// Whether a modal follows the gerund at `index` within [`MODAL_WINDOW`]
+/// words, before any pause or pronoun that could be its own subject.
+fn modal_after_gerund(clause: &[Token], index: usize) -> bool {
+    for at in index + 1..index + 1 + MODAL_WINDOW {
+        let Some(next) = word(clause, at) else { return false };
+        if SUBJECT_MODALS.contains(&next) {
+            return at > index + 1;
+        }
+        if matches!(
+            next,
+            "i" | "we" | "you" | "it" | "they" | "he" | "she" | "this" | "that" | "which" | "who"
+        ) {
+            return false;
+        }
+    }
+    false
 }
 
 /// Adverbs of frequency that make a present passive generic.
@@ -337,6 +393,11 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     let bare_plural = subject.is_some_and(|noun| {
         noun.len() > 3 && noun.ends_with('s') && noun.chars().all(|c| c.is_ascii_alphabetic())
     }) && before_subject.is_none_or(|before| !DETERMINERS.contains(&before));
+    // "... is how the bid is changed", "where posts are pinned": a way.
+    let way = (chain.saturating_sub(4)..chain).any(|at| matches!(word(clause, at), Some("how" | "where")));
+    if way {
+        return true;
+    }
     let gerund_head = (0..chain).find_map(|at| word(clause, at)).is_some_and(|head| head.ends_with("ing"))
         && gerund_is_subject(clause, (0..chain).find(|&at| word(clause, at).is_some()).unwrap_or(0));
     bare_plural || gerund_head
@@ -436,6 +497,110 @@ pub(super) fn chain_start(clause: &[Token], index: usize) -> usize {
     start
 }
 
+/// How far after an effect an agent set apart by a pause, or a record's
+/// actor field, may stand.
+const SET_APART_REACH: usize = 14;
+
+/// Whether another actor is named for the effect at `index` in a shape a
+/// record or a log writes: an agent after a pause ("invited as an Editor
+/// on 3 May, by Dana", "paused since 10:02 (by Dana)"), an actor field of
+/// the record ("actor: kai", "Updated by: customer"), or a log line's
+/// actor before its verb ("scheduler: published post_8812"). The liaison
+/// named there is no other actor.
+pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
+    let named = |at: usize| {
+        word(clause, at).is_some_and(|agent| {
+            !agent.bytes().any(|b| b.is_ascii_digit())
+                && !super::deny::NOT_AGENTS.contains(&agent)
+                && !super::deny::is_means(agent)
+                && !grammar::is_negation(agent)
+                && grammar::longest(clause, at, grammar::AGENTS).is_none()
+                && !matches!(
+                    agent,
+                    "me" | "myself" | "us" | "the" | "a" | "an" | "mistake" | "default" | "hand"
+                )
+        })
+    };
+    let logged = index >= 2
+        && clause[index - 1] == Token::Pause
+        && word(clause, index - 2).is_some_and(|actor| OTHER_ACTORS.contains(&actor));
+    logged
+        || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
+            let after_pause =
+                clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
+            let field = matches!(word(clause, at), Some("actor" | "by" | "user"))
+                && clause.get(at + 1) == Some(&Token::Pause)
+                && named(at + 2);
+            after_pause || field
+        })
+}
+
+/// How far around a word another step of a walkthrough may stand.
+const STEP_REACH: usize = 10;
+
+/// Whether the word at `index` heads its stretch: at the clause's start,
+/// after a pause, a step's number ("3) hit Rotate") or "then".
+fn heads_stretch(clause: &[Token], index: usize) -> bool {
+    index.checked_sub(1).is_none_or(|at| {
+        clause[at].word().is_none_or(|before| {
+            matches!(before, "then" | "and" | "or") || before.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
+/// Whether `word` can only be a verb's base form, not a past or a
+/// participle: "save", "paste", "go" (not "set", "hit").
+fn plain_base(word: &str) -> bool {
+    use super::lexicon::{GERUND, PARTICIPLE, PAST};
+    word.bytes().all(|b| b.is_ascii_alphabetic())
+        && super::words::is_base_verb(word)
+        && super::words::completed_form(word) & (PAST | PARTICIPLE | GERUND) == 0
+}
+
+/// Whether the word at `index` is a step of a walkthrough or a menu path
+/// rather than a report: a verb's base form heading its stretch among
+/// other stretches headed by a verb that can only be a base form ("1) Go
+/// to Settings 2) pick API keys 3) hit Rotate", "Then set the end date,
+/// save, and ..."), or a word standing alone between pauses beside another
+/// such word that is no past, participle or gerund, a menu's items
+/// ("Billing → Invoices → Refund").
+pub(super) fn walkthrough_step(clause: &[Token], index: usize) -> bool {
+    let Some(current) = word(clause, index) else { return false };
+    if !heads_stretch(clause, index) {
+        return false;
+    }
+    let around = || {
+        (index.saturating_sub(STEP_REACH)..clause.len().min(index + STEP_REACH))
+            .filter(move |&at| at != index)
+    };
+    let step = super::words::is_spelt_as_base(current)
+        && !current.ends_with("ing")
+        && !current.ends_with("ed")
+        && around().any(|at| heads_stretch(clause, at) && word(clause, at).is_some_and(plain_base));
+    let alone = |at: usize| {
+        word(clause, at).is_some()
+            && at.checked_sub(1).is_none_or(|before| clause[before].word().is_none())
+            && clause.get(at + 1).is_none_or(|after| after.word().is_none())
+    };
+    // A menu's item is a word, alone between pauses, that is no past,
+    // participle or gerund; a path has one on each side or two on one.
+    let menu_item = |at: Option<usize>| {
+        at.is_some_and(|at| {
+            alone(at)
+                && word(clause, at).is_some_and(|w| {
+                    w.bytes().any(|b| b.is_ascii_alphabetic())
+                        && super::words::completed_form(w)
+                            & (super::lexicon::PAST | super::lexicon::PARTICIPLE | super::lexicon::GERUND)
+                            == 0
+                })
+        })
+    };
+    let (before, after) = (menu_item(index.checked_sub(2)), menu_item(Some(index + 2)));
+    let item = alone(index)
+        && ((before && (after || menu_item(index.checked_sub(4)))) || (after && menu_item(Some(index + 4))));
+    step || item
+}
+
 /// Whether the word before `chain` is a pronoun for a person: "you
 /// approved", "someone cancelled".
 pub(super) fn is_actor_pronoun(clause: &[Token], chain: usize) -> bool {
@@ -497,6 +662,61 @@ pub(super) fn is_noun_use(clause: &[Token], index: usize) -> bool {
     let before = index.checked_sub(1).and_then(|at| word(clause, at));
     before.is_some_and(|before| DETERMINERS.contains(&before) || PREPOSITIONS.contains(&before))
         || possessed(clause, index)
+        || is_count_label(clause, index)
+        || is_topic(clause, index)
+}
+
+/// How many words a count's label may have after its participle: "Sent
+/// emails this week: 1,240".
+const LABEL_WORDS: usize = 4;
+
+/// How far back a tally's other count may stand.
+const TALLY_REACH: usize = 8;
+
+/// Whether the word at `index` labels a count: at the head of its stretch
+/// with at most [`LABEL_WORDS`] words and a pause before a number
+/// ("Published: 14", "Sent emails this week: 1,240"), or right after a
+/// number and closing its stretch ("2 drafts, 1 rejected"). A tally names
+/// how many records are in a state, not who put them there.
+fn is_count_label(clause: &[Token], index: usize) -> bool {
+    let is_number = |at: usize| word(clause, at).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    let heads = index.checked_sub(1).is_none_or(|at| clause[at].word().is_none());
+    let labels = heads
+        && (index + 1..index + 2 + LABEL_WORDS).any(|at| {
+            clause.get(at) == Some(&Token::Pause)
+                && is_number(at + 1)
+                && clause.get(at + 2).is_none_or(|after| after.word().is_none())
+                && word(clause, index + 1).is_none_or(|first| !DETERMINERS.contains(&first))
+                && (index + 1..at).all(|inside| {
+                    word(clause, inside).is_some_and(|w| {
+                        w.bytes().all(|b| b.is_ascii_alphabetic())
+                            && !grammar::is_auxiliary(w)
+                            && !is_finite_hint(w)
+                    })
+                })
+        });
+    // A tally's other stretch counts records by their noun: "3 scheduled
+    // posts, 2 drafts, 1 rejected" (not "Invites: 18 sent, 0 failed").
+    let tallied = (index.saturating_sub(TALLY_REACH)..index.saturating_sub(2)).any(|at| {
+        clause[at] == Token::Pause
+            && is_number(at + 1)
+            && word(clause, at + 2).is_some_and(grammar::is_plural_noun)
+            && clause.get(at + 3).is_none_or(|after| after.word().is_none())
+    });
+    let counted = index.checked_sub(1).is_some_and(is_number)
+        && index.checked_sub(2).is_none_or(|at| clause[at].word().is_none())
+        && clause.get(index + 1).is_none_or(|next| next.word().is_none())
+        && tallied;
+    labels || counted
+}
+
+/// Whether the word at `index` is the topic of an email subject's "Re:"
+/// ("Re: pricing").
+fn is_topic(clause: &[Token], index: usize) -> bool {
+    index >= 2
+        && clause[index - 1] == Token::Pause
+        && word(clause, index - 2) == Some("re")
+        && index.checked_sub(3).is_none_or(|at| clause[at].word().is_none())
 }
 
 /// Whether the word at `index` stands between a noun's possessive `'s` and
@@ -636,7 +856,8 @@ fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static s
             let tail: Vec<&str> = words.filter_map(Token::word).collect();
             !tail.is_empty() && tail.len() <= 2 && tail.iter().all(|word| QUESTION_TAGS.contains(word))
         };
-        if !tagged {
+        let statement = done && statement_before_question(clause, index);
+        if !(tagged || statement) {
             return Some("a question");
         }
     }
@@ -656,7 +877,7 @@ fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static s
     while at > stretch_start.max(index.saturating_sub(REACH)) {
         at -= 1;
         let Some(current) = word(clause, at) else { continue };
-        if CONDITIONS.contains(&current) {
+        if CONDITIONS.contains(&current) || grammar::inverted_condition(clause, at) {
             return Some("a condition");
         }
         let user_follows = (at + 1..at + 4).any(|next| matches!(word(clause, next), Some("you" | "your")));
@@ -668,6 +889,38 @@ fn addressed_to(clause: &[Token], index: usize, done: bool) -> Option<&'static s
         }
     }
     None
+}
+
+/// Words that open a question of their own after a pause: "..., shall I
+/// add more?", "..., or would you prefer the afternoon?".
+const QUESTION_OPENERS: &[&str] = &[
+    "shall", "should", "would", "could", "can", "do", "does", "did", "will", "want", "is", "are", "what",
+    "which", "how", "when", "where", "who", "why", "any",
+];
+
+/// Words that may lead such a question: "ok or should she be admin?".
+const QUESTION_LEADS: &[&str] = &["ok", "okay", "or", "and", "so", "but", "also", "then"];
+
+/// Whether the act at `index` is a statement before a question that has a
+/// stretch of its own: a pause stands between them, the question's
+/// stretch opens with an auxiliary, modal or wh-word (after at most two
+/// leads), and the act's own stretch opens with none ("Boosted it, shall I
+/// add more?"; not "Did I boost it, or would you?"). Bounded by [`REACH`].
+fn statement_before_question(clause: &[Token], index: usize) -> bool {
+    let end = clause.len().min(index + REACH);
+    let Some(pause) = (index + 1..end).rev().find(|&at| clause[at] == Token::Pause) else { return false };
+    let mut opener = pause + 1;
+    while opener < pause + 3 && word(clause, opener).is_some_and(|lead| QUESTION_LEADS.contains(&lead)) {
+        opener += 1;
+    }
+    let asks = word(clause, opener).is_some_and(|first| QUESTION_OPENERS.contains(&first));
+    let own_start = (index.saturating_sub(REACH)..index)
+        .rev()
+        .find(|&at| clause[at] == Token::Pause)
+        .map_or(index.saturating_sub(REACH), |at| at + 1);
+    let own_asks = word(clause, own_start)
+        .is_some_and(|first| QUESTION_OPENERS.contains(&first) || grammar::is_auxiliary(first));
+    asks && !own_asks
 }
 
 /// Whether the participle at `index` modifies the noun after it, which a
@@ -684,7 +937,7 @@ pub(super) fn attributive(clause: &[Token], index: usize) -> bool {
     // videos earn more".
     let verb_like = word(clause, index + 2).is_some_and(|next| {
         noun.ends_with('s')
-            && next.chars().all(|c| c.is_ascii_alphabetic())
+            && next.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
             && ![DETERMINERS, PREPOSITIONS, grammar::PREPOSITIONS, FUNCTION_WORDS, grammar::CONJUNCTIONS]
                 .iter()
                 .any(|class| class.contains(&next))
@@ -731,7 +984,10 @@ pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
             }
             continue;
         };
-        if grammar::SCOPE_BREAKS.contains(&current) {
+        // "not yet submitted": "yet" after a negation is no contrast.
+        let not_yet = current == "yet"
+            && at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(grammar::is_negation);
+        if grammar::SCOPE_BREAKS.contains(&current) && !not_yet {
             break;
         }
         let after_pause = at > 0 && clause[at - 1] == Token::Pause;

@@ -274,7 +274,17 @@ fn state_now(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option
     }
     if words
         .iter()
-        .any(|w| matches!(*w, "will" | "would" | "may" | "might" | "could" | "should" | "i" | "we" | "if"))
+        .any(|w| {
+            matches!(
+                *w,
+                "will" | "would" | "may" | "might" | "could" | "should" | "i" | "we" | "if"
+            )
+        })
+        // A passive's modal: "the key can be rotated now or later".
+        || words.windows(2).any(|pair| matches!(pair[0], "can" | "must") && pair[1] == "be")
+        // A change that happened by itself: "replica-2 is now primary — the
+        // promotion was automatic".
+        || words.iter().any(|w| matches!(*w, "automatic" | "automatically"))
         || words.windows(2).any(|pair| {
             pair[0] == "you" && matches!(pair[1], "can" | "could" | "may" | "should" | "need" | "must")
         })

@@ -299,6 +299,125 @@ fn round_five_rules_are_claims_and_their_twins_are_not() {
     assert_claims_and_benign_twins(&pairs);
 }
 
+#[test]
+fn round_six_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // An em dash pauses the words around it (the look-alike fold no
+        // longer turns it into a letter).
+        ("Couldn't wait — I nuked the old drafts.", "Couldn't wait — I read the old drafts."),
+        // An emoji where a verb stands is an act no table lists.
+        ("I 🗑️'d the stale drafts.", "🗑️ next to a draft marks the bin folder."),
+        ("Reel 📤 by me at noon.", "Reel 📤 by Dana at noon."),
+        ("We've 📌 the launch post.", "We see 📌 on the launch post."),
+        // A column headed "Onboarded by", its agent after the pause.
+        ("Onboarded the new hire — Dana asked.", "Name, Onboarded by — Dana Reyes"),
+        // A question with a stretch of its own leaves the act before it a
+        // statement.
+        (
+            "Pinned the launch post, or would you rather pin the recap?",
+            "Did Dana pin the launch post, or would you rather pin the recap?",
+        ),
+        // A guarded read whose object a relative clause puts first.
+        ("The post I pulled is gone.", "The numbers I pulled are below."),
+        // A gerund is the subject of a modal after its long object.
+        (
+            "Deleting the stale drafts from the old content calendar now.",
+            "Deleting the stale drafts from the old content calendar would free the slot.",
+        ),
+        // What a sign means is a definition.
+        ("The pin is there because it's pinned by me.", "The pin icon means it's pinned to the profile."),
+        // "Your assistant here": an introduction; "Harmonia update —": a
+        // heading.
+        (
+            "Your assistant here, I published the recap.",
+            "Your assistant here, the recap shows as sent by Dana.",
+        ),
+        ("Harmonia updated the bio.", "Harmonia update — the bio reads fine."),
+        // A participle after "shows" is the status a record displays.
+        ("The order was refunded this morning.", "The order shows refunded this morning."),
+        // A denied liaison agent is none.
+        ("The campaign was paused by Jonas and by me.", "The campaign was paused by Jonas, not by me."),
+        // A read heading a fragment shares its missing subject with the
+        // verbs after it.
+        ("Checked the brief and nuked the old drafts.", "Checked the brief and compared the old drafts."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+}
+
+#[test]
+fn round_seven_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // A count's label, and a tally's count of a state.
+        ("Archived: the two stale drafts.", "Archived: 14"),
+        ("Deleted the two stale drafts.", "5 live posts, 2 drafts, 1 deleted."),
+        // The topic of an email's "Re:".
+        ("Re: the bio — updated it to the new tagline.", "Re: billing — the Pro plan renews on 3 June."),
+        // A gerund is the subject of a verb in `s` before its object, or
+        // of one up to twelve words after it.
+        ("Dragging the Friday post to Monday now.", "Dragging a post onto another day moves it there."),
+        (
+            "Inviting the two new freelancers from the agency as Editors now.",
+            "Inviting the two new freelancers from the agency as Viewers keeps edits safe.",
+        ),
+        // A finding hedged as an inference from the data.
+        ("The campaign was paused around 10am.", "It looks like the campaign was paused around 10am."),
+        // More nouns of a source after "per".
+        (
+            "The two channels were merged last week.",
+            "The two channels were merged last week, per the channel description.",
+        ),
+        // "not yet" negates.
+        ("Reviewed by Sam; submitted.", "Reviewed by Sam; not yet submitted."),
+        // A condition inverted with a thing as subject.
+        (
+            "The budget was raised today, so the ads ran longer.",
+            "Had the budget been raised today, the ads would have run longer.",
+        ),
+        // An agent after a pause, a log line's actor, a record's actor field.
+        (
+            "Jo was added to the workspace as an Editor on 3 May.",
+            "Jo was added to the workspace as an Editor on 3 May, by Dana.",
+        ),
+        ("Log: [08:00] published post_12.", "Log: [08:00] scheduler: published post_12."),
+        ("Event: campaign paused, time: 09:10.", "Event: campaign paused, actor: lee@acme.io, time: 09:10."),
+        // New reads of the allow-list.
+        ("I zeroed out the totals.", "I sanity-checked the totals."),
+        ("Clicked Approve on the draft.", "Clicked into the draft's history."),
+        ("I went live with the reel.", "I went into the reel's insights."),
+        ("I opened a ticket with Meta.", "I opened Settings to look at the key."),
+        ("Gave the list a new name.", "Gave the list a once-over."),
+        ("Pulled the promo post.", "Pulled a sample of the orders."),
+        ("I've finished moving the posts.", "I've finished going through the posts."),
+        // A guarded read's object before it, across an adverb or a passive.
+        ("I just ran the campaign.", "Per the lookup I just ran, DNS points at the backup host."),
+        ("This post was prepared by Harmonia.", "This summary was prepared by Harmonia."),
+        // After an auxiliary, a preposition's word is a verb.
+        ("I have given Jo edit rights.", "Given the data, Jo has edit rights."),
+        // A present "is scheduled for" reads the record's date.
+        ("The post is now scheduled for the 14th.", "The post is scheduled for the 14th."),
+        // A publication's state sent from a component.
+        (
+            "The reminder went out to 212 customers at 08:00.",
+            "The reminder went out to 212 customers from the billing system at 08:00.",
+        ),
+        // "how" before a present passive names a way.
+        ("The bid was changed through the API.", "That is how the bid is changed through the API."),
+        // A state said to hold now, under a passive's modal or done by itself.
+        ("The key is now rotated.", "The key can be rotated now or later."),
+        ("replica-3 is now primary.", "replica-3 is now primary — the switch was automatic."),
+        // A walkthrough's steps and a menu's path.
+        ("Set the end date and saved it.", "Set the end date, save, and close the tab."),
+        ("Opened Billing and refunded the charge.", "Billing → Invoices → Refund → Confirm."),
+        // Another actor after a pause does the verbs after it.
+        ("I found the typo and fixed it.", "I find the typos, you fix them."),
+        // A thing's own change is an act when a fragment gives it an object.
+        ("Declined the Friday invite.", "Declined sharply on Friday."),
+        // A button's label is the pressed act's object.
+        ("Went into Billing and pressed Refund.", "Went into Billing and read the refunds."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a
