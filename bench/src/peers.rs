@@ -10,12 +10,14 @@
 //!
 //! The client is this module's own, so no SDK's cost is in any figure and
 //! the three servers see the same bytes: newline-delimited JSON-RPC on a
-//! child's pipes, and reqwest over streamable HTTP (one MCP session per
-//! client: `initialize`, `notifications/initialized`, then `tools/call`).
+//! child's pipes, and reqwest over HTTP (one MCP session per client:
+//! `initialize`, `notifications/initialized`, then `tools/call`), on
+//! streamable HTTP ([`Session`]) or, for the pinned Wassette, which serves
+//! HTTP only that way, on the older HTTP+SSE transport ([`SseSession`]:
+//! each answer an event on the session's stream, read with `sse-stream`).
 //! The figures, each server a child process:
 //! - the `tools/call` round trip, p50 and p99, over stdio and over
-//!   streamable HTTP (the pinned Wassette serves HTTP only as the older
-//!   SSE transport, so it is measured over stdio alone). Over stdio the
+//!   HTTP. Over stdio the
 //!   servers run side by side ([`stdio_side_by_side`]): all started, then
 //!   called in alternating rounds, so a change in the machine's load
 //!   falls on each alike; the ratio is also given paired by round (the
@@ -24,6 +26,9 @@
 //!   sessions, each calling again when answered; over stdio as many
 //!   requests in flight on the one pipe (an agent host with that many
 //!   calls outstanding);
+//! - the server's CPU per call in each of those runs: its user and system
+//!   time over the window (`/proc/PID/stat`, its exited threads included)
+//!   over the calls answered in it;
 //! - the server's resident memory once warm (`VmRSS` after the round
 //!   trips) and its peak by the end of the 1,000 (`VmHWM`);
 //! - cold start to first answer over stdio: from spawning the process to
@@ -46,6 +51,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
+use sse_stream::SseStream;
+
 /// The files `bench/peers/build.sh` leaves in the peers directory.
 struct PeerFiles;
 
@@ -59,6 +67,9 @@ impl PeerFiles {
 /// Each server's scratch home stands for all of these, so none reads or
 /// writes the user's own.
 const XDG: [&str; 4] = ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME"];
+
+/// The port the pinned Wassette serves HTTP on (fixed in its source).
+const WASSETTE_PORT: u16 = 9001;
 
 /// The client counts of the throughput figures.
 const CLIENTS: [usize; 2] = [64, 1_000];
@@ -189,8 +200,8 @@ impl Setup {
         command
     }
 
-    /// The command of `server` over streamable HTTP on `port`, if it has it.
-    fn http(&self, server: Server, port: u16) -> Option<Command> {
+    /// The command of `server` over HTTP on `port`.
+    fn http(&self, server: Server, port: u16) -> Command {
         let address = format!("127.0.0.1:{port}");
         let home = self.scratch.join(server.name());
         let mut command = match server {
@@ -202,7 +213,12 @@ impl Setup {
                 command.arg("--config").arg(home.join("harmonia.toml"));
                 command
             }
-            Server::Wassette => return None,
+            Server::Wassette => {
+                // HTTP+SSE on WASSETTE_PORT, whatever `port` says.
+                let mut command = Command::new(self.peers.join(PeerFiles::WASSETTE));
+                command.args(["serve", "--http", "--plugin-dir"]).arg(home.join("components"));
+                command
+            }
             Server::HyperMcp => {
                 let mut command = Command::new(self.peers.join(PeerFiles::HYPER_MCP));
                 command.arg("--config-file").arg(home.join("config.yaml"));
@@ -213,7 +229,7 @@ impl Setup {
         for variable in XDG {
             command.env(variable, &home);
         }
-        Some(command)
+        command
     }
 }
 
@@ -285,6 +301,7 @@ impl StdioServer {
         let sent: Arc<Mutex<HashSet<u64>>> = Arc::default();
         let (more, wanted) = mpsc::channel::<()>();
         let first_id = self.next_id;
+        let pid = self.child.id();
         let (input, output) = (&mut self.input, &mut self.output);
         let request = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
         let (run, next_id) = std::thread::scope(|scope| -> Result<(Throughput, u64)> {
@@ -304,6 +321,8 @@ impl StdioServer {
                 more.send(())?;
             }
             let started = Instant::now();
+            let cpu_at_start = cpu_seconds(pid);
+            let mut cpu_at_end = None;
             let (mut outstanding, mut answered_in_window, mut failed) = (in_flight, 0_usize, 0_u64);
             while outstanding > 0 {
                 let message = Self::answer(output)?;
@@ -312,6 +331,9 @@ impl StdioServer {
                 let ours = sent.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.remove(&id);
                 anyhow::ensure!(ours, "an answer to a request never sent: {message}");
                 let in_window = started.elapsed() < window;
+                if !in_window && cpu_at_end.is_none() {
+                    cpu_at_end = Some(cpu_seconds(pid));
+                }
                 match answered(&message) {
                     Ok(()) if in_window => answered_in_window += 1,
                     Ok(()) => {}
@@ -324,7 +346,8 @@ impl StdioServer {
             }
             drop(more);
             let next_id = writer.join().map_err(|_| anyhow::anyhow!("the writer panicked"))??;
-            Ok((Throughput::new(answered_in_window, window, failed), next_id))
+            let cpu = cpu_at_end.unwrap_or_else(|| cpu_seconds(pid)) - cpu_at_start;
+            Ok((Throughput::new(answered_in_window, window, failed, cpu), next_id))
         })?;
         self.next_id = next_id;
         Ok(run)
@@ -353,12 +376,34 @@ fn answered(answer: &Value) -> Result<()> {
 /// and the calls that failed.
 struct Throughput {
     calls_per_second: f64,
+    /// The server's CPU time over the window per call answered in it (µs).
+    cpu_us_per_call: f64,
     failed: u64,
 }
 
 impl Throughput {
-    fn new(answered: usize, window: Duration, failed: u64) -> Self {
-        Self { calls_per_second: answered as f64 / window.as_secs_f64(), failed }
+    fn new(answered: usize, window: Duration, failed: u64, cpu_seconds: f64) -> Self {
+        Self {
+            calls_per_second: answered as f64 / window.as_secs_f64(),
+            cpu_us_per_call: cpu_seconds * 1e6 / answered.max(1) as f64,
+            failed,
+        }
+    }
+}
+
+/// The CPU time a process has used, user and system, in seconds, its
+/// exited threads included (`/proc/PID/stat`, fields 14 and 15, in clock
+/// ticks); NaN when it cannot be read.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command's name (field 2) may hold spaces and parentheses: the
+    // fields counted from 3 start after the last ')'.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map_or_else(Vec::new, |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |field: usize| fields.get(field - 3).and_then(|value| value.parse::<f64>().ok());
+    match (ticks(14), ticks(15)) {
+        (Some(user), Some(system)) => (user + system) / rustix::param::clock_ticks_per_second() as f64,
+        _ => f64::NAN,
     }
 }
 
@@ -429,13 +474,121 @@ impl Session {
     }
 }
 
+/// One MCP session on the older HTTP+SSE transport (revision 2024-11-05),
+/// the only HTTP the pinned Wassette serves: a `GET /sse` stream whose
+/// first event, `endpoint`, names where to POST; each POST is accepted
+/// with no body, and its answer comes as a `message` event on the stream.
+/// One call at a time, so the next answer with the call's id is its own.
+struct SseSession {
+    client: reqwest::Client,
+    endpoint: String,
+    events: std::pin::Pin<Box<SseStream<reqwest::Body>>>,
+}
+
+impl SseSession {
+    async fn open(client: &reqwest::Client, base: &str) -> Result<Self> {
+        let response = client.get(format!("{base}/sse")).header("Accept", "text/event-stream").send().await?;
+        let status = response.status();
+        anyhow::ensure!(status.is_success(), "GET /sse: HTTP {status}");
+        let mut events = Box::pin(SseStream::new(reqwest::Body::from(response)));
+        let endpoint = loop {
+            let event = events.next().await.context("the stream ended before naming its endpoint")??;
+            if event.event.as_deref() == Some("endpoint") {
+                break event.data.context("an endpoint event without data")?;
+            }
+        };
+        let endpoint = if endpoint.starts_with("http") { endpoint } else { format!("{base}{endpoint}") };
+        let mut session = Self { client: client.clone(), endpoint, events };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()});
+        let answer = session.request(&init).await?;
+        anyhow::ensure!(answer.get("result").is_some(), "initialize refused: {answer}");
+        session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+        Ok(session)
+    }
+
+    async fn post(&self, body: &Value) -> Result<()> {
+        let response = self
+            .client
+            .post(&self.endpoint)
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await?;
+        let status = response.status();
+        let text = response.text().await?;
+        anyhow::ensure!(status.is_success(), "HTTP {status}: {text}");
+        Ok(())
+    }
+
+    /// `body` posted, and the message on the stream that answers its id.
+    async fn request(&mut self, body: &Value) -> Result<Value> {
+        self.post(body).await?;
+        loop {
+            let event = self.events.next().await.context("the session's stream ended")??;
+            if event.event.as_deref().is_some_and(|name| name != "message") {
+                continue;
+            }
+            let Some(data) = event.data else { continue };
+            let message: Value = serde_json::from_str(&data)?;
+            if message.get("id") == body.get("id") {
+                return Ok(message);
+            }
+        }
+    }
+
+    async fn call(&mut self, tool: &str, n: u64) -> Result<()> {
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        answered(&self.request(&body).await?)
+    }
+}
+
+/// Where a server answers MCP over HTTP, and on which transport.
+struct Endpoint {
+    /// Streamable HTTP's endpoint, or the HTTP+SSE transport's base URL.
+    url: Arc<str>,
+    token: Option<Arc<str>>,
+    sse: bool,
+}
+
+/// A session on either HTTP transport.
+enum HttpSession {
+    Streamable(Session),
+    Sse(SseSession),
+}
+
+impl HttpSession {
+    async fn open(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Self> {
+        Ok(if endpoint.sse {
+            Self::Sse(SseSession::open(client, &endpoint.url).await?)
+        } else {
+            Self::Streamable(Session::open(client, &endpoint.url, endpoint.token.as_ref()).await?)
+        })
+    }
+
+    async fn call(&mut self, tool: &str, n: u64) -> Result<()> {
+        match self {
+            Self::Streamable(session) => session.call(tool, n).await,
+            Self::Sse(session) => session.call(tool, n).await,
+        }
+    }
+
+    /// Streamable HTTP's session deleted; an SSE session ends with its
+    /// stream, dropped here.
+    async fn close(self) {
+        if let Self::Streamable(session) = self {
+            session.close().await;
+        }
+    }
+}
+
 /// `clients` sessions, each calling `tool` again as soon as it is
-/// answered, for `window`. Sessions are opened before the window, 32 at a
-/// time; one that cannot open counts as failed.
+/// answered, for `window`, on the server of process `pid`. Sessions are
+/// opened before the window, 32 at a time; one that cannot open counts as
+/// failed.
 fn http_clients(
     runtime: &tokio::runtime::Runtime,
-    url: &Arc<str>,
-    token: Option<&Arc<str>>,
+    endpoint: &Arc<Endpoint>,
+    pid: u32,
     tool: &str,
     clients: usize,
     window: Duration,
@@ -448,8 +601,8 @@ fn http_clients(
         let opening: Vec<_> = chunk
             .iter()
             .map(|_| {
-                let (client, url, token) = (client.clone(), Arc::clone(url), token.cloned());
-                runtime.spawn(async move { Session::open(&client, &url, token.as_ref()).await })
+                let (client, endpoint) = (client.clone(), Arc::clone(endpoint));
+                runtime.spawn(async move { HttpSession::open(&client, &endpoint).await })
             })
             .collect();
         for task in opening {
@@ -469,9 +622,10 @@ fn http_clients(
     }
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
+    let cpu_at_start = cpu_seconds(pid);
     let tasks: Vec<_> = sessions
         .into_iter()
-        .map(|session| {
+        .map(|mut session| {
             let (stop, tool) = (Arc::clone(&stop), tool.to_owned());
             runtime.spawn(async move {
                 let (mut answered, mut failed, mut n) = (0_usize, 0_u64, 1_u64);
@@ -488,6 +642,7 @@ fn http_clients(
         })
         .collect();
     runtime.block_on(async { tokio::time::sleep(window).await });
+    let cpu = cpu_seconds(pid) - cpu_at_start;
     stop.store(true, Ordering::Relaxed);
     let (mut answered, mut failed, mut sessions) = (0, refused as u64, Vec::new());
     for task in tasks {
@@ -501,7 +656,7 @@ fn http_clients(
             session.close().await;
         }
     });
-    Ok((Throughput::new(answered, window, failed), refused))
+    Ok((Throughput::new(answered, window, failed, cpu), refused))
 }
 
 /// A server's resident memory: (`VmRSS`, `VmHWM`) in MiB.
@@ -531,6 +686,10 @@ const FIGURES: &[(&str, &str)] = &[
     ("stdio_1000_calls_s", "stdio, 1,000 calls in flight (calls/s)"),
     ("http_64_calls_s", "HTTP, 64 clients (calls/s)"),
     ("http_1000_calls_s", "HTTP, 1,000 clients (calls/s)"),
+    ("stdio_64_cpu_us", "stdio, 64 in flight: server CPU per call (µs)"),
+    ("stdio_1000_cpu_us", "stdio, 1,000 in flight: server CPU per call (µs)"),
+    ("http_64_cpu_us", "HTTP, 64 clients: server CPU per call (µs)"),
+    ("http_1000_cpu_us", "HTTP, 1,000 clients: server CPU per call (µs)"),
     ("stdio_rss_warm_mib", "stdio server resident once warm (MiB)"),
     ("stdio_rss_peak_mib", "stdio server peak resident, to 1,000 in flight (MiB)"),
     ("http_rss_warm_mib", "HTTP server resident once warm (MiB)"),
@@ -681,6 +840,10 @@ fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figu
                 if clients == 64 { "stdio_64_calls_s" } else { "stdio_1000_calls_s" },
                 run.calls_per_second,
             );
+            figures.insert(
+                if clients == 64 { "stdio_64_cpu_us" } else { "stdio_1000_cpu_us" },
+                run.cpu_us_per_call,
+            );
         }
         figures.insert("stdio_rss_peak_mib", resident_mib(stdio.child.id()).1);
         Ok(tool)
@@ -697,8 +860,17 @@ fn over_http(
     effort: &Effort,
     figures: &mut Figures,
 ) -> Result<()> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let Some(mut command) = setup.http(server, port) else { return Ok(()) };
+    let port = match server {
+        // The pinned Wassette always binds this one.
+        Server::Wassette => {
+            std::net::TcpListener::bind(("127.0.0.1", WASSETTE_PORT)).with_context(|| {
+                format!("port {WASSETTE_PORT}, which the pinned Wassette binds, is taken")
+            })?;
+            WASSETTE_PORT
+        }
+        _ => std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port(),
+    };
+    let mut command = setup.http(server, port);
     let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
     let result = (|| -> Result<()> {
         let started = Instant::now();
@@ -710,11 +882,18 @@ fn over_http(
             std::thread::sleep(Duration::from_millis(5));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-        let url: Arc<str> = format!("http://127.0.0.1:{port}/mcp").into();
-        let token: Option<Arc<str>> = (server == Server::Harmonia).then(|| setup.token.as_str().into());
+        let endpoint = Arc::new(Endpoint {
+            url: match server {
+                Server::Wassette => format!("http://127.0.0.1:{port}"),
+                _ => format!("http://127.0.0.1:{port}/mcp"),
+            }
+            .into(),
+            token: (server == Server::Harmonia).then(|| setup.token.as_str().into()),
+            sse: server == Server::Wassette,
+        });
         let client = reqwest::Client::builder().http1_only().build()?;
         let samples = runtime.block_on(async {
-            let session = Session::open(&client, &url, token.as_ref()).await?;
+            let mut session = HttpSession::open(&client, &endpoint).await?;
             for n in 0..(effort.tool_calls / 5) as u64 {
                 session.call(tool, n).await?;
             }
@@ -732,7 +911,7 @@ fn over_http(
         figures.insert("http_rss_warm_mib", resident_mib(child.id()).0);
         for clients in CLIENTS {
             let (run, refused) =
-                http_clients(&runtime, &url, token.as_ref(), tool, clients, effort.concurrency_window)?;
+                http_clients(&runtime, &endpoint, child.id(), tool, clients, effort.concurrency_window)?;
             anyhow::ensure!(
                 run.failed == 0,
                 "{} of {clients} clients' calls failed ({refused} sessions refused)",
@@ -741,6 +920,10 @@ fn over_http(
             figures.insert(
                 if clients == 64 { "http_64_calls_s" } else { "http_1000_calls_s" },
                 run.calls_per_second,
+            );
+            figures.insert(
+                if clients == 64 { "http_64_cpu_us" } else { "http_1000_cpu_us" },
+                run.cpu_us_per_call,
             );
         }
         figures.insert("http_rss_peak_mib", resident_mib(child.id()).1);
