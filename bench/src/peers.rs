@@ -1072,3 +1072,85 @@ pub fn run(dir: &Path, effort: &Effort, out: &mut Report) -> Result<()> {
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::routing::{get, post};
+    use tokio::sync::mpsc as channel;
+
+    /// The events a stand-in HTTP+SSE server has yet to send on its one
+    /// stream, and what it sends.
+    type Outbox = Arc<Mutex<Option<channel::UnboundedSender<String>>>>;
+
+    fn event(name: &str, data: &str) -> String {
+        format!("event: {name}\ndata: {data}\n\n")
+    }
+
+    /// A stand-in for Wassette's transport: `GET /sse` names the endpoint
+    /// (relative, as rmcp's `SseServer` sends it), and each POST is
+    /// accepted with 202 and answered on the stream, after a comment, a
+    /// `ping` event and an answer to another id that the client must pass
+    /// over. A `tools/call` of `broken` is answered `isError`.
+    async fn stand_in() -> String {
+        let outbox: Outbox = Arc::default();
+        let stream = get(|State(outbox): State<Outbox>| async move {
+            let (sender, receiver) = channel::unbounded_channel();
+            sender.send(event("endpoint", "/message?sessionId=7")).unwrap();
+            *outbox.lock().unwrap() = Some(sender);
+            let body = futures_util::stream::unfold(receiver, |mut receiver| async move {
+                let text = receiver.recv().await?;
+                Some((Ok::<_, std::convert::Infallible>(text), receiver))
+            });
+            ([("content-type", "text/event-stream")], Body::from_stream(body))
+        });
+        let message = post(|State(outbox): State<Outbox>, body: String| async move {
+            let request: Value = serde_json::from_str(&body).unwrap();
+            let Some(id) = request.get("id").cloned() else { return StatusCode::ACCEPTED };
+            let result = match request["method"].as_str() {
+                Some("initialize") => {
+                    json!({"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "stand-in", "version": "1"}})
+                }
+                _ if request["params"]["name"] == "broken" => {
+                    json!({"content": [{"type": "text", "text": "no"}], "isError": true})
+                }
+                _ => json!({"content": [{"type": "text", "text": "{}"}]}),
+            };
+            let outbox = outbox.lock().unwrap();
+            let sender = outbox.as_ref().unwrap();
+            sender.send(": a comment\n\n".to_owned()).unwrap();
+            sender.send(event("ping", "{}")).unwrap();
+            sender
+                .send(event("message", &json!({"jsonrpc": "2.0", "id": "other", "result": {}}).to_string()))
+                .unwrap();
+            sender
+                .send(event("message", &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()))
+                .unwrap();
+            StatusCode::ACCEPTED
+        });
+        let app = axum::Router::new().route("/sse", stream).route("/message", message).with_state(outbox);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_session_posts_to_the_named_endpoint_and_reads_its_own_answer() {
+        let base = stand_in().await;
+        // reqwest is built with rustls but no provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder().http1_only().build().unwrap();
+        let endpoint = Endpoint { url: base.as_str().into(), token: None, sse: true };
+        let mut session = HttpSession::open(&client, &endpoint).await.unwrap();
+        for n in 1..=3 {
+            session.call("trivial-probe", n).await.unwrap();
+        }
+        let failed = session.call("broken", 4).await.unwrap_err();
+        assert!(failed.to_string().contains("the tool failed"), "{failed}");
+        session.close().await;
+    }
+}
