@@ -542,6 +542,16 @@ impl SseSession {
     }
 }
 
+/// How long a session waits for a server to open it or answer a call: a
+/// peer that stalls fails the figure instead of hanging the bench.
+const ANSWER_TIME: Duration = Duration::from_secs(30);
+
+async fn within_answer_time<T>(work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::time::timeout(ANSWER_TIME, work)
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} s", ANSWER_TIME.as_secs())))
+}
+
 /// Where a server answers MCP over HTTP, and on which transport.
 struct Endpoint {
     /// Streamable HTTP's endpoint, or the HTTP+SSE transport's base URL.
@@ -558,18 +568,24 @@ enum HttpSession {
 
 impl HttpSession {
     async fn open(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Self> {
-        Ok(if endpoint.sse {
-            Self::Sse(SseSession::open(client, &endpoint.url).await?)
-        } else {
-            Self::Streamable(Session::open(client, &endpoint.url, endpoint.token.as_ref()).await?)
+        within_answer_time(async {
+            Ok(if endpoint.sse {
+                Self::Sse(SseSession::open(client, &endpoint.url).await?)
+            } else {
+                Self::Streamable(Session::open(client, &endpoint.url, endpoint.token.as_ref()).await?)
+            })
         })
+        .await
     }
 
     async fn call(&mut self, tool: &str, n: u64) -> Result<()> {
-        match self {
-            Self::Streamable(session) => session.call(tool, n).await,
-            Self::Sse(session) => session.call(tool, n).await,
-        }
+        within_answer_time(async {
+            match self {
+                Self::Streamable(session) => session.call(tool, n).await,
+                Self::Sse(session) => session.call(tool, n).await,
+            }
+        })
+        .await
     }
 
     /// Streamable HTTP's session deleted; an SSE session ends with its
