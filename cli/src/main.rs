@@ -28,9 +28,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 // jemalloc, not glibc's malloc: under 1,000 MCP sessions glibc's
-// allocator took about 15% of `harmonia serve`'s CPU, and its arenas made
-// a call's CPU double from 64 sessions to 1,000. jemalloc keeps the peak
-// memory within the bounds mimalloc broke (docs/performance.md, stop 51).
+// allocator took about 15% of `harmonia serve`'s CPU, and a call's CPU
+// doubled from 64 sessions to 1,000. jemalloc cut it by about a fifth and
+// keeps the peak memory within the bounds mimalloc broke
+// (docs/performance.md, stop 51).
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
