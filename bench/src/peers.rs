@@ -16,9 +16,9 @@
 //! HTTP only that way, on the older HTTP+SSE transport ([`SseSession`]:
 //! each answer an event on the session's stream, read with `sse-stream`).
 //! The figures, each server a child process:
-//! - the `tools/call` round trip, p50 and p99, over stdio and over
-//!   HTTP. Over stdio the
-//!   servers run side by side ([`stdio_side_by_side`]): all started, then
+//! - the `tools/call` round trip, p50 and p99, over stdio and over HTTP.
+//!   Over stdio the servers run side by side ([`stdio_side_by_side`]):
+//!   all started, then
 //!   called in alternating rounds, so a change in the machine's load
 //!   falls on each alike; the ratio is also given paired by round (the
 //!   median of each round's ratio), the figure least moved by the load;
@@ -27,8 +27,8 @@
 //!   requests in flight on the one pipe (an agent host with that many
 //!   calls outstanding);
 //! - the server's CPU per call in each of those runs: its user and system
-//!   time over the window (`/proc/PID/stat`, its exited threads included)
-//!   over the calls answered in it;
+//!   time over the window ([`cpu_seconds`], from `/proc/PID/stat`, its
+//!   exited threads included) over the calls answered in it;
 //! - the server's resident memory once warm (`VmRSS` after the round
 //!   trips) and its peak by the end of the 1,000 (`VmHWM`);
 //! - cold start to first answer over stdio: from spawning the process to
@@ -38,7 +38,10 @@
 //!   every start, as they ship.
 //!
 //! The peers run as they ship: default flags and logging (their stderr
-//! is discarded), the tool loaded from a local file.
+//! is discarded), the tool loaded from a local file. Over HTTP each
+//! session ([`HttpSession`]) opens, answers each call and closes within
+//! [`ANSWER_TIME`], so a peer that stalls fails its figure rather than
+//! hanging the bench.
 
 use super::{Effort, Report, mcp};
 use anyhow::{Context, Result, bail};
@@ -385,7 +388,8 @@ impl Throughput {
     fn new(answered: usize, window: Duration, failed: u64, cpu_seconds: f64) -> Self {
         Self {
             calls_per_second: answered as f64 / window.as_secs_f64(),
-            cpu_us_per_call: cpu_seconds * 1e6 / answered.max(1) as f64,
+            // No call answered: no figure, rather than the window's CPU.
+            cpu_us_per_call: if answered == 0 { f64::NAN } else { cpu_seconds * 1e6 / answered as f64 },
             failed,
         }
     }
@@ -396,15 +400,16 @@ impl Throughput {
 /// ticks); NaN when it cannot be read.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    cpu_ticks(&stat).map_or(f64::NAN, |ticks| ticks / rustix::param::clock_ticks_per_second() as f64)
+}
+
+/// User plus system clock ticks from the text of `/proc/PID/stat`.
+fn cpu_ticks(stat: &str) -> Option<f64> {
     // The command's name (field 2) may hold spaces and parentheses: the
     // fields counted from 3 start after the last ')'.
-    let fields: Vec<&str> =
-        stat.rsplit_once(')').map_or_else(Vec::new, |(_, rest)| rest.split_whitespace().collect());
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks = |field: usize| fields.get(field - 3).and_then(|value| value.parse::<f64>().ok());
-    match (ticks(14), ticks(15)) {
-        (Some(user), Some(system)) => (user + system) / rustix::param::clock_ticks_per_second() as f64,
-        _ => f64::NAN,
-    }
+    Some(ticks(14)? + ticks(15)?)
 }
 
 /// One MCP session over streamable HTTP.
@@ -497,7 +502,8 @@ impl SseSession {
                 break event.data.context("an endpoint event without data")?;
             }
         };
-        let endpoint = if endpoint.starts_with("http") { endpoint } else { format!("{base}{endpoint}") };
+        // Relative to the stream's URL, as rmcp sends it, or absolute.
+        let endpoint = reqwest::Url::parse(base)?.join(&endpoint)?.to_string();
         let mut session = Self { client: client.clone(), endpoint, events };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()});
         let answer = session.request(&init).await?;
@@ -588,11 +594,12 @@ impl HttpSession {
         .await
     }
 
-    /// Streamable HTTP's session deleted; an SSE session ends with its
+    /// Streamable HTTP's session deleted (a peer that does not answer the
+    /// `DELETE` in time is left to end it); an SSE session ends with its
     /// stream, dropped here.
     async fn close(self) {
         if let Self::Streamable(session) = self {
-            session.close().await;
+            let _ = tokio::time::timeout(ANSWER_TIME, session.close()).await;
         }
     }
 }
@@ -868,7 +875,8 @@ fn over_stdio(setup: &Setup, server: Server, effort: &Effort, figures: &mut Figu
     result
 }
 
-/// Round trips, throughput and memory over streamable HTTP.
+/// Round trips, throughput, CPU and memory over HTTP (streamable HTTP,
+/// or Wassette's HTTP+SSE).
 fn over_http(
     setup: &Setup,
     server: Server,
@@ -877,7 +885,10 @@ fn over_http(
     figures: &mut Figures,
 ) -> Result<()> {
     let port = match server {
-        // The pinned Wassette always binds this one.
+        // The pinned Wassette always binds this one. Checked free first so
+        // that a taken port is named; a process taking it between this
+        // check and Wassette's bind would be measured instead (an accepted
+        // race: this is a bench run by hand).
         Server::Wassette => {
             std::net::TcpListener::bind(("127.0.0.1", WASSETTE_PORT)).with_context(|| {
                 format!("port {WASSETTE_PORT}, which the pinned Wassette binds, is taken")
@@ -1107,15 +1118,20 @@ mod tests {
     }
 
     /// A stand-in for Wassette's transport: `GET /sse` names the endpoint
-    /// (relative, as rmcp's `SseServer` sends it), and each POST is
-    /// accepted with 202 and answered on the stream, after a comment, a
-    /// `ping` event and an answer to another id that the client must pass
-    /// over. A `tools/call` of `broken` is answered `isError`.
-    async fn stand_in() -> String {
+    /// (relative, as rmcp's `SseServer` sends it, or absolute), and each
+    /// POST is accepted with 202 and answered on the stream, after a
+    /// comment, a `ping` event with the caller's id and an answer to
+    /// another id, which the client must pass over. A `tools/call` of
+    /// `broken` is answered `isError`.
+    async fn stand_in(absolute: bool) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let named =
+            if absolute { format!("{base}/message?sessionId=7") } else { "/message?sessionId=7".into() };
         let outbox: Outbox = Arc::default();
-        let stream = get(|State(outbox): State<Outbox>| async move {
+        let stream = get(move |State(outbox): State<Outbox>| async move {
             let (sender, receiver) = channel::unbounded_channel();
-            sender.send(event("endpoint", "/message?sessionId=7")).unwrap();
+            sender.send(event("endpoint", &named)).unwrap();
             *outbox.lock().unwrap() = Some(sender);
             let body = futures_util::stream::unfold(receiver, |mut receiver| async move {
                 let text = receiver.recv().await?;
@@ -1138,7 +1154,9 @@ mod tests {
             let outbox = outbox.lock().unwrap();
             let sender = outbox.as_ref().unwrap();
             sender.send(": a comment\n\n".to_owned()).unwrap();
-            sender.send(event("ping", "{}")).unwrap();
+            // A named event that is not a message, with the caller's id.
+            let ping = json!({"jsonrpc": "2.0", "id": id, "result": {"content": "not this"}});
+            sender.send(event("ping", &ping.to_string())).unwrap();
             sender
                 .send(event("message", &json!({"jsonrpc": "2.0", "id": "other", "result": {}}).to_string()))
                 .unwrap();
@@ -1148,25 +1166,35 @@ mod tests {
             StatusCode::ACCEPTED
         });
         let app = axum::Router::new().route("/sse", stream).route("/message", message).with_state(outbox);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         base
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_sse_session_posts_to_the_named_endpoint_and_reads_its_own_answer() {
-        let base = stand_in().await;
         // reqwest is built with rustls but no provider of its own.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder().http1_only().build().unwrap();
-        let endpoint = Endpoint { url: base.as_str().into(), token: None, sse: true };
-        let mut session = HttpSession::open(&client, &endpoint).await.unwrap();
-        for n in 1..=3 {
-            session.call("trivial-probe", n).await.unwrap();
+        for absolute in [false, true] {
+            let base = stand_in(absolute).await;
+            let endpoint = Endpoint { url: base.as_str().into(), token: None, sse: true };
+            let mut session = HttpSession::open(&client, &endpoint).await.unwrap();
+            for n in 1..=3 {
+                session.call("trivial-probe", n).await.unwrap();
+            }
+            let failed = session.call("broken", 4).await.unwrap_err();
+            assert!(failed.to_string().contains("the tool failed"), "{failed}");
+            session.close().await;
         }
-        let failed = session.call("broken", 4).await.unwrap_err();
-        assert!(failed.to_string().contains("the tool failed"), "{failed}");
-        session.close().await;
+    }
+
+    #[test]
+    fn cpu_ticks_are_read_after_the_commands_name_whatever_it_holds() {
+        // Fields 14 and 15 (utime 250, stime 31); the name holds spaces
+        // and a ')'.
+        let stat = "4242 (a) b c) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 31 0 0 20 0 3 0 100";
+        assert_eq!(cpu_ticks(stat), Some(281.0));
+        assert_eq!(cpu_ticks(""), None);
+        assert_eq!(cpu_ticks("4242 (x) S 1"), None, "too few fields");
     }
 }

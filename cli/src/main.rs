@@ -31,7 +31,8 @@ use std::process::ExitCode;
 // allocator took about 15% of `harmonia serve`'s CPU, and a call's CPU
 // doubled from 64 sessions to 1,000. jemalloc cut it by about a fifth and
 // keeps the peak memory within the bounds mimalloc broke
-// (docs/performance.md, stop 51).
+// (docs/performance.md, "Server CPU per call against Wassette").
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
