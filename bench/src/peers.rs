@@ -290,7 +290,7 @@ impl StdioServer {
     fn initialize(&mut self) -> Result<()> {
         let answer = self.request("initialize", initialize_params())?;
         anyhow::ensure!(answer.get("result").is_some(), "initialize refused: {answer}");
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        self.send(&initialized_notification())
     }
 
     fn call(&mut self, tool: &str) -> Result<()> {
@@ -306,7 +306,7 @@ impl StdioServer {
         let first_id = self.next_id;
         let pid = self.child.id();
         let (input, output) = (&mut self.input, &mut self.output);
-        let request = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let request = |id: u64| tools_call(tool, id);
         let (run, next_id) = std::thread::scope(|scope| -> Result<(Throughput, u64)> {
             let writer_sent = Arc::clone(&sent);
             let writer = scope.spawn(move || -> Result<u64> {
@@ -364,6 +364,21 @@ impl StdioServer {
 
 fn initialize_params() -> Value {
     json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "harmonia-bench", "version": "1"}})
+}
+
+/// The `initialize` request every HTTP session opens with (id 0).
+fn initialize_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()})
+}
+
+/// The notification that ends a session's opening.
+fn initialized_notification() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+/// A `tools/call` of `tool` with no arguments, as request `id`.
+fn tools_call(tool: &str, id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
 }
 
 /// Whether a `tools/call` answer is the tool's result (not a JSON-RPC
@@ -452,18 +467,17 @@ impl Session {
             id: None,
             protocol: PROTOCOL.to_owned(),
         };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()});
+        let init = initialize_request();
         let (id, text) = session.post(&init).await?;
         let answer = mcp::message(&text)?;
         session.protocol = answer["result"]["protocolVersion"].as_str().unwrap_or(PROTOCOL).to_owned();
         session.id = Some(id.context("no session id")?);
-        session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+        session.post(&initialized_notification()).await?;
         Ok(session)
     }
 
     async fn call(&self, tool: &str, n: u64) -> Result<()> {
-        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
-        let (_, text) = self.post(&body).await?;
+        let (_, text) = self.post(&tools_call(tool, n)).await?;
         answered(&mcp::message(&text)?)
     }
 
@@ -505,10 +519,10 @@ impl SseSession {
         // Relative to the stream's URL, as rmcp sends it, or absolute.
         let endpoint = reqwest::Url::parse(base)?.join(&endpoint)?.to_string();
         let mut session = Self { client: client.clone(), endpoint, events };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()});
+        let init = initialize_request();
         let answer = session.request(&init).await?;
         anyhow::ensure!(answer.get("result").is_some(), "initialize refused: {answer}");
-        session.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+        session.post(&initialized_notification()).await?;
         Ok(session)
     }
 
@@ -543,8 +557,7 @@ impl SseSession {
     }
 
     async fn call(&mut self, tool: &str, n: u64) -> Result<()> {
-        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
-        answered(&self.request(&body).await?)
+        answered(&self.request(&tools_call(tool, n)).await?)
     }
 }
 
