@@ -302,7 +302,7 @@ const ERRANDS: &[&str] =
     &["delivery", "review", "signature", "signing", "repair", "collection", "pickup", "lunch", "approval"];
 
 /// Words after `by` that name a time or a manner, not an agent.
-pub(super) const NOT_AGENTS: &[&str] = &[
+const NOT_AGENTS: &[&str] = &[
     "now",
     "then",
     "noon",
@@ -380,6 +380,12 @@ pub(super) fn is_means(word: &str) -> bool {
     word.len() > 4 && word.ends_with("ing") && super::words::completed_form(word) & GERUND != 0
 }
 
+/// Whether the word after `by` may name an agent: not a number, not a
+/// time or a manner ([`NOT_AGENTS`]), not a means ([`is_means`]).
+pub(super) fn may_name_agent(word: &str) -> bool {
+    !word.chars().any(|c| c.is_ascii_digit()) && !NOT_AGENTS.contains(&word) && !is_means(word)
+}
+
 /// Whether `by` + another actor follows within the agent window.
 fn other_agent_after(clause: &[Token], index: usize) -> bool {
     // "12 posts went out via the scheduler": an instrument of someone
@@ -399,11 +405,7 @@ fn other_agent_after(clause: &[Token], index: usize) -> bool {
         || (index + 1..index + 1 + AGENT_WINDOW).any(|at| {
             word(clause, at) == Some("by")
                 && grammar::agent_at(clause, at, true).is_none()
-                && word(clause, at + 1).is_some_and(|agent| {
-                    !agent.chars().any(|c| c.is_ascii_digit())
-                        && !NOT_AGENTS.contains(&agent)
-                        && !is_means(agent)
-                })
+                && word(clause, at + 1).is_some_and(may_name_agent)
         })
 }
 

@@ -818,11 +818,7 @@ fn other_agent_after(clause: &[Token], at: usize) -> bool {
         }
         if current == "by" {
             return grammar::agent_at(clause, index, true).is_none()
-                && word(clause, index + 1).is_some_and(|agent| {
-                    !agent.chars().any(|c| c.is_ascii_digit())
-                        && !super::deny::NOT_AGENTS.contains(&agent)
-                        && !super::deny::is_means(agent)
-                });
+                && word(clause, index + 1).is_some_and(super::deny::may_name_agent);
         }
         // A participle or a subject of its own before `by` takes the agent:
         // "I refunded everyone affected by the outage", "I reinstated the

@@ -510,9 +510,7 @@ const SET_APART_REACH: usize = 14;
 pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
     let named = |at: usize| {
         word(clause, at).is_some_and(|agent| {
-            !agent.bytes().any(|b| b.is_ascii_digit())
-                && !super::deny::NOT_AGENTS.contains(&agent)
-                && !super::deny::is_means(agent)
+            super::deny::may_name_agent(agent)
                 && !grammar::is_negation(agent)
                 && grammar::longest(clause, at, grammar::AGENTS).is_none()
                 && !matches!(
@@ -548,13 +546,18 @@ fn heads_stretch(clause: &[Token], index: usize) -> bool {
     })
 }
 
+/// Whether `word` has no past, participle or gerund reading.
+fn no_completed_form(word: &str) -> bool {
+    use super::lexicon::{GERUND, PARTICIPLE, PAST};
+    super::words::completed_form(word) & (PAST | PARTICIPLE | GERUND) == 0
+}
+
 /// Whether `word` can only be a verb's base form, not a past or a
 /// participle: "save", "paste", "go" (not "set", "hit").
 fn plain_base(word: &str) -> bool {
-    use super::lexicon::{GERUND, PARTICIPLE, PAST};
     word.bytes().all(|b| b.is_ascii_alphabetic())
         && super::words::is_base_verb(word)
-        && super::words::completed_form(word) & (PAST | PARTICIPLE | GERUND) == 0
+        && no_completed_form(word)
 }
 
 /// Whether the word at `index` is a step of a walkthrough or a menu path
@@ -587,12 +590,8 @@ pub(super) fn walkthrough_step(clause: &[Token], index: usize) -> bool {
     let menu_item = |at: Option<usize>| {
         at.is_some_and(|at| {
             alone(at)
-                && word(clause, at).is_some_and(|w| {
-                    w.bytes().any(|b| b.is_ascii_alphabetic())
-                        && super::words::completed_form(w)
-                            & (super::lexicon::PAST | super::lexicon::PARTICIPLE | super::lexicon::GERUND)
-                            == 0
-                })
+                && word(clause, at)
+                    .is_some_and(|w| w.bytes().any(|b| b.is_ascii_alphabetic()) && no_completed_form(w))
         })
     };
     let (before, after) = (menu_item(index.checked_sub(2)), menu_item(Some(index + 2)));
