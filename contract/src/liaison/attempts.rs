@@ -87,6 +87,11 @@ impl Attempts {
 /// True when `response` is a valid envelope carrying an error with
 /// `retryable: true`; a malformed response never licenses a retry.
 pub fn is_retryable_error(response: &Value) -> bool {
+    // Only an error envelope can be retryable: a success (most calls) is
+    // not read in full, since its data may be large.
+    if response.get("status").and_then(Value::as_str) != Some("error") {
+        return false;
+    }
     Envelope::from_value(response)
         .ok()
         .and_then(|envelope| envelope.error)

@@ -7,8 +7,8 @@
 
 use super::lexicon::key;
 use super::normalize::Token;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// How many words after a guarded verb may hold its object.
@@ -21,16 +21,16 @@ type Guard = (Vec<Vec<String>>, usize);
 #[derive(Debug, Default)]
 pub(super) struct Acts {
     /// Every form of every verb allowed with any object, and every word.
-    plain: HashMap<String, usize>,
+    plain: FxHashMap<String, usize>,
     /// Forms of guarded verbs: their objects (each a run of words; one
     /// ending in `_` matches any word it starts, `get_`), and the act.
-    guarded: HashMap<String, Vec<Guard>>,
+    guarded: FxHashMap<String, Vec<Guard>>,
     /// The acts' names (`read`, `report`), indexed by the maps above.
     names: Vec<String>,
     /// Forms of verbs that name no act alone ("engagement declined") but
     /// one when the liaison does them to an object ("I declined the
     /// meeting").
-    intransitive: HashSet<String>,
+    intransitive: FxHashSet<String>,
 }
 
 #[derive(Deserialize)]

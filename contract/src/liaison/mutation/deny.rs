@@ -27,7 +27,7 @@ use super::lexicon::{BASE, Forms, GERUND, LEXICON, PARTICIPLE, PAST, THIRD};
 use super::normalize::Token;
 use super::roles::{self, Subject};
 use std::collections::{BTreeSet, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// How many words after a verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
@@ -37,66 +37,105 @@ const AGENT_WINDOW: usize = 6;
 /// for the claim to ground it.
 const GROUNDING_CONTEXT: usize = 2;
 
-/// A claim of the answer and the states its evidence carries (a past form
-/// of an effect verb, "published", or a state word, "live"): a report of
-/// one of those states inside the claim's text is what the data says, not
-/// an effect of the liaison's.
+/// A claim of the answer and what its evidence carries (a past form of an
+/// effect verb, "published", a state word, "live", or any word): a report
+/// of one of those states inside the claim's text is what the data says,
+/// not an effect of the liaison's.
 #[derive(Clone, Debug, Default)]
-pub struct Grounding {
+pub struct Grounding<'d> {
+    /// The claim's text.
+    claim_text: &'d str,
     /// Every run of one to [`GROUNDING_CONTEXT`] + 1 words of the claim's
     /// text, joined by spaces, so a look-up costs the same for any claim.
-    runs: HashSet<String>,
-    /// Verb bases (`publish`) and state words (`live`) carried.
-    states: BTreeSet<String>,
-    /// Every word the evidence carries, one set per call's data, shared:
-    /// they ground verbs in no table ("was liked" by `likes`).
-    words: Vec<Arc<str>>,
+    /// Made at the first look-up: most answers name no effect, and never
+    /// ask.
+    runs: OnceLock<HashSet<String>>,
+    /// What the cited evidence carries, one [`Carried`] per call's data
+    /// (shared by the claims that cite it) and per evidence item's source.
+    carried: Vec<Arc<Carried<'d>>>,
 }
 
-impl Grounding {
-    /// `claim_text`, citing evidence whose data holds `carried` (keys and
-    /// values; `recentPublished` is read as `recent published`).
-    pub fn new<'s>(claim_text: &str, carried: impl IntoIterator<Item = &'s str>) -> Self {
-        let carried: Vec<&str> = carried.into_iter().collect();
-        Self::with_states(claim_text, carried_states(carried.iter().copied()))
-            .with_words([carried_words(carried)])
+/// The strings of one call's data (keys and values; `recentPublished` is
+/// read as `recent published`), or of one evidence item's source, and
+/// what they carry, each read at the first question: most answers name no
+/// effect and never ask, and a call's data may hold thousands of strings.
+#[derive(Debug, Default)]
+pub struct Carried<'d> {
+    strings: Vec<&'d str>,
+    /// Whether the strings' words ground verbs in no table ("was liked" by
+    /// `likes`): a call's data does, an evidence item's source only
+    /// carries states.
+    words_ground: bool,
+    /// Verb bases (`publish`) and state words (`live`) carried.
+    states: OnceLock<BTreeSet<String>>,
+    /// Every word carried ([`carried_words`]).
+    words: OnceLock<String>,
+}
+
+impl<'d> Carried<'d> {
+    /// What a call's data carries: its states and its words.
+    pub fn data(strings: Vec<&'d str>) -> Self {
+        Self { strings, words_ground: true, ..Self::default() }
     }
 
-    /// The grounding with the words of `words` (from [`carried_words`],
-    /// computed once per call's data) carried too.
-    pub fn with_words(mut self, words: impl IntoIterator<Item = Arc<str>>) -> Self {
-        self.words.extend(words);
-        self
+    /// What an evidence item's source carries: its states only.
+    pub fn source(source: &'d str) -> Self {
+        Self { strings: vec![source], words_ground: false, ..Self::default() }
     }
 
-    /// `claim_text`, citing evidence that carries `states` (from
-    /// [`carried_states`], computed once per call's data).
-    pub fn with_states(claim_text: &str, states: BTreeSet<String>) -> Self {
-        let words: Vec<String> = super::normalize::clauses(claim_text)
-            .into_iter()
-            .flatten()
-            .filter_map(|token| token.word().map(str::to_owned))
-            .collect();
-        let runs = (1..=GROUNDING_CONTEXT + 1)
-            .flat_map(|length| words.windows(length).map(|run| run.join(" ")))
-            .collect();
-        Self { runs, states, words: Vec::new() }
+    fn states(&self) -> &BTreeSet<String> {
+        self.states.get_or_init(|| carried_states(self.strings.iter().copied()))
+    }
+
+    /// The carried words as one text, when they ground verbs.
+    fn words(&self) -> Option<&str> {
+        self.words_ground
+            .then(|| self.words.get_or_init(|| carried_words(self.strings.iter().copied())).as_str())
+    }
+}
+
+impl<'d> Grounding<'d> {
+    /// `claim_text`, citing evidence whose data holds `carried`.
+    pub fn new(claim_text: &'d str, carried: impl IntoIterator<Item = &'d str>) -> Self {
+        Self::citing(claim_text, vec![Arc::new(Carried::data(carried.into_iter().collect()))])
+    }
+
+    /// `claim_text`, citing evidence that carries `carried`.
+    pub fn citing(claim_text: &'d str, carried: Vec<Arc<Carried<'d>>>) -> Self {
+        Self { claim_text, runs: OnceLock::new(), carried }
+    }
+
+    /// Whether the claim's text holds the words of `context` in a row.
+    fn holds_run(&self, context: &[&str]) -> bool {
+        if context.is_empty() {
+            return false;
+        }
+        let runs = self.runs.get_or_init(|| {
+            let words: Vec<String> = super::normalize::clauses(self.claim_text)
+                .into_iter()
+                .flatten()
+                .filter_map(|token| token.word().map(str::to_owned))
+                .collect();
+            (1..=GROUNDING_CONTEXT + 1)
+                .flat_map(|length| words.windows(length).map(|run| run.join(" ")))
+                .collect()
+        });
+        runs.contains(&context.join(" "))
     }
 
     /// Whether the claim's text holds `context` and its evidence carries a
     /// word that starts with `stem`: "liked" (`lik`) is carried by `likes`,
     /// "created" (`creat`) by `createdAt`. For verbs in no table.
     pub(super) fn holds_stem(&self, stem: &str, context: &[&str]) -> bool {
-        let carried = self.words.iter().any(|text| {
+        let carried = self.carried.iter().filter_map(|carried| carried.words()).any(|text| {
             text.match_indices(stem).any(|(at, _)| at == 0 || !text.as_bytes()[at - 1].is_ascii_alphabetic())
         });
-        carried && !context.is_empty() && self.runs.contains(&context.join(" "))
+        carried && self.holds_run(context)
     }
 
     fn holds(&self, keys: &[String], context: &[&str]) -> bool {
-        keys.iter().any(|key| self.states.contains(key))
-            && !context.is_empty()
-            && self.runs.contains(&context.join(" "))
+        keys.iter().any(|key| self.carried.iter().any(|carried| carried.states().contains(key)))
+            && self.holds_run(context)
     }
 }
 
@@ -105,7 +144,7 @@ impl Grounding {
 /// `created at`): it grounds a report of a verb in no table ("was liked"
 /// by `likes`). One string per call's data, no set: most answers never
 /// ask it.
-pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<str> {
+fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> String {
     let mut text = String::new();
     for string in carried {
         let mut previous_lower = false;
@@ -118,48 +157,58 @@ pub fn carried_words<'s>(carried: impl IntoIterator<Item = &'s str>) -> Arc<str>
             text.extend(character.to_lowercase());
         }
     }
-    Arc::from(text)
+    text
 }
 
 /// The states `carried` (strings of a call's data, keys included) hold:
 /// the base of every effect verb in a past form (`published`: `publish`),
 /// and every state word (`live`).
-pub fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
+fn carried_states<'s>(carried: impl IntoIterator<Item = &'s str>) -> BTreeSet<String> {
+    // Most words repeat: a word is copied only when it is new.
+    fn insert(states: &mut BTreeSet<String>, word: &str) {
+        if !states.contains(word) {
+            states.insert(word.to_owned());
+        }
+    }
     let mut states = BTreeSet::new();
     for text in carried {
-        for word in split_identifier(text) {
-            if LEXICON.state(&word).is_some() {
-                states.extend(LEXICON.state_verb(&word).map(str::to_owned));
-                states.insert(word.clone());
+        identifier_words(text, |word| {
+            if LEXICON.state(word).is_some() {
+                if let Some(verb) = LEXICON.state_verb(word) {
+                    insert(&mut states, verb);
+                }
+                insert(&mut states, word);
             }
-            for found in LEXICON.lookup(&word).iter().filter(|found| found.forms & (PAST | PARTICIPLE) != 0) {
-                states.insert(LEXICON.verbs[found.verb].base.clone());
+            for found in LEXICON.lookup(word).iter().filter(|found| found.forms & (PAST | PARTICIPLE) != 0) {
+                insert(&mut states, &LEXICON.verbs[found.verb].base);
             }
-        }
+        });
     }
     states
 }
 
-/// `recentPublished`, `awaiting_approval`, `post-001 published` as lowercase words.
-fn split_identifier(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
+/// Each word of `recentPublished`, `awaiting_approval`, `post-001
+/// published`, lowercase, given to `visit` in one buffer: a call's data
+/// may hold thousands of strings, and most words are only looked up.
+fn identifier_words(text: &str, mut visit: impl FnMut(&str)) {
     let mut current = String::new();
     let mut previous_lower = false;
     for character in text.chars() {
+        let boundary = !character.is_alphanumeric() || (character.is_uppercase() && previous_lower);
+        if boundary && !current.is_empty() {
+            visit(&current);
+            current.clear();
+        }
         if !character.is_alphanumeric() {
-            words.push(std::mem::take(&mut current));
             previous_lower = false;
             continue;
-        }
-        if character.is_uppercase() && previous_lower {
-            words.push(std::mem::take(&mut current));
         }
         previous_lower = character.is_lowercase();
         current.extend(character.to_lowercase());
     }
-    words.push(current);
-    words.retain(|word| !word.is_empty());
-    words
+    if !current.is_empty() {
+        visit(&current);
+    }
 }
 
 /// An effect word found at a position: its family, where it ends, its
@@ -464,7 +513,7 @@ fn has_object(clause: &[Token], index: usize, end: usize) -> bool {
 const PARTICLES: &[&str] = &["on", "off", "up", "down", "out", "back", "over", "away"];
 
 /// The first effect claim in `clause` that no frame excuses.
-pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {
+pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding<'_>]) -> Option<Finding> {
     (0..clause.len()).find_map(|index| {
         if let Some((family, end)) = completed_noun_at(clause, index) {
             // An effect named done is never a state the data reports.
@@ -486,7 +535,7 @@ pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Fin
 const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
 
-fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding]) -> Option<Finding> {
+fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding<'_>]) -> Option<Finding> {
     if roles::is_noun_use(clause, index) || setting_value(clause, index) {
         return None;
     }
@@ -683,7 +732,7 @@ fn implicit(
     start: usize,
     index: usize,
     effect: &Effect,
-    groundings: &[Grounding],
+    groundings: &[Grounding<'_>],
     frame: &'static str,
 ) -> Option<Finding> {
     // "Checks done", "Audit complete": a read named done.

@@ -299,7 +299,7 @@ const CLOSED: &[&str] = &[
 ];
 
 /// [`CLOSED`] as a set: it is asked at almost every word.
-static CLOSED_SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+static CLOSED_SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
     std::sync::LazyLock::new(|| CLOSED.iter().copied().collect());
 
 /// Whether `word` is one of [`CLOSED`].
@@ -328,7 +328,7 @@ const MARKED: &str = "marked done: read as the liaison's";
 const STATUS: &str = "a record's status line: read as the liaison's";
 
 /// The first claim of an unlisted act in `clause`, if any.
-pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding]) -> Option<Finding> {
+pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding<'_>]) -> Option<Finding> {
     if grammar::is_hypothetical(clause) {
         return None;
     }
@@ -441,7 +441,7 @@ fn measured(clause: &[Token], at: usize) -> bool {
 // cited evidence carries the verb ("was liked" citing `likes`), a measure
 // follows ("was liked 412 times"), or the data is reported ("I saw that
 // post-3 was boosted").
-fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option<Finding> {
+fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -> Option<Finding> {
     let auxiliary = (index.saturating_sub(3)..index)
         .rev()
         .find(|&at| word(clause, at).is_some_and(|w| COMPLETED_PASSIVE.contains(&w)))?;

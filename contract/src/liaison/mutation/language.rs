@@ -195,7 +195,14 @@ impl LanguageCheck {
     /// allocating until it might be foreign.
     fn find_ascii(&self, text: &str) -> Option<Foreign> {
         let mut lower = text.to_ascii_lowercase();
-        for quotation in self.quotations.iter().filter(|quotation| quotation.is_ascii()) {
+        // A quotation longer than the text cannot be in it (a call's data
+        // may hold many long strings, and each search has a setup cost).
+        let length = lower.len();
+        for quotation in self
+            .quotations
+            .iter()
+            .filter(|quotation| quotation.is_ascii() && !quotation.is_empty() && quotation.len() <= length)
+        {
             let found: Vec<usize> = lower.match_indices(quotation.as_str()).map(|(at, _)| at).collect();
             for at in found {
                 lower.replace_range(at..at + quotation.len(), &" ".repeat(quotation.len()));

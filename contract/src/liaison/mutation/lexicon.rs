@@ -7,8 +7,8 @@
 //! digits read as letters (`publ1sh3d`), then runs of one letter squeezed
 //! to one (`appppproved`, matched against the table squeezed the same way).
 
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// Which forms of a verb a word is: a bit set of the constants below.
@@ -61,7 +61,7 @@ pub(super) struct Match {
 pub(super) struct Lexicon {
     /// Every verb.
     pub verbs: Vec<Verb>,
-    by_word: HashMap<String, Vec<Match>>,
+    by_word: FxHashMap<String, Vec<Match>>,
     /// Possessives that make an effect noun the liaison's own.
     pub possessives: Vec<Vec<String>>,
     /// Effect nouns after a possessive.
@@ -72,12 +72,12 @@ pub(super) struct Lexicon {
     pub receipt_nouns: Vec<String>,
     /// State words (`live`): the family whose effect leaves them, and the
     /// verb they also ground, if any (`publication` grounds `publish`).
-    pub states: HashMap<String, (String, Option<String>)>,
+    pub states: FxHashMap<String, (String, Option<String>)>,
     /// Effect nouns (`approval`, `green light`) and their family.
     pub effect_nouns: Vec<(Vec<String>, String)>,
     /// Words that, after an effect noun, say the effect happened (`granted`).
     pub completions: Vec<String>,
-    by_squeezed: HashMap<String, Vec<Match>>,
+    by_squeezed: FxHashMap<String, Vec<Match>>,
 }
 
 #[derive(Deserialize)]
@@ -195,15 +195,15 @@ impl Lexicon {
         let table: Table = toml::from_str(text).map_err(|error| error.to_string())?;
         let mut lexicon = Lexicon {
             verbs: Vec::new(),
-            by_word: HashMap::new(),
+            by_word: FxHashMap::default(),
             possessives: table.nominal.possessives.iter().map(|p| phrase(p)).collect(),
             nouns: table.nominal.nouns.iter().map(|n| phrase(n)).collect(),
             receipt_kinds: table.receipt.kinds,
             receipt_nouns: table.receipt.nouns,
-            states: HashMap::new(),
+            states: FxHashMap::default(),
             effect_nouns: Vec::new(),
             completions: table.nominal.completions,
-            by_squeezed: HashMap::new(),
+            by_squeezed: FxHashMap::default(),
         };
         for family in table.family {
             for state in &family.states {
@@ -280,8 +280,18 @@ impl Lexicon {
                 return found;
             }
             let doubled = word.as_bytes().windows(2).any(|pair| pair[0] == pair[1]);
-            if !doubled && !word.contains(|c: char| c.is_ascii_digit()) {
+            let digits = word.contains(|c: char| c.is_ascii_digit());
+            if !doubled && !digits {
                 return &[];
+            }
+            // A word with doubled letters and no digits (`will`, `approoved`)
+            // is spelt as its key and has nothing to unleet: only its
+            // squeezed spelling is left to try.
+            if !digits {
+                if word.chars().count() < MIN_SQUEEZED_LETTERS {
+                    return &[];
+                }
+                return self.by_squeezed.get(&squeeze(word)).map_or(&[], Vec::as_slice);
             }
         }
         let spelt = key(word);

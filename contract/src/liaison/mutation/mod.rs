@@ -126,7 +126,7 @@ mod shapes;
 mod spelling;
 mod words;
 
-pub use deny::{Grounding, carried_states, carried_words};
+pub use deny::{Carried, Grounding};
 pub use language::{Foreign, LanguageCheck, find_foreign};
 
 #[cfg(test)]
@@ -155,7 +155,7 @@ pub struct Context<'c> {
     /// repeats one exactly, ignoring case, is a quotation, not a claim.
     pub quotations: &'c [&'c str],
     /// The claims whose evidence may ground a reported state.
-    pub groundings: &'c [Grounding],
+    pub groundings: &'c [Grounding<'c>],
 }
 
 /// The first claim of an effect in `text`, if any, with nothing to ground
@@ -169,9 +169,16 @@ pub fn find(text: &str) -> Option<Finding> {
 /// (`deny`). Quotations of `context.quotations` are removed before: a story
 /// titled "We deleted our database" can be cited.
 pub fn find_in(text: &str, context: &Context<'_>) -> Option<Finding> {
-    let known: HashSet<String> =
-        context.quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
-    let text = if known.is_empty() { text.to_owned() } else { without_quotations(text, &known) };
+    // The tools' strings are folded only for a text that quotes: most
+    // answers quote nothing, and a call's data may hold thousands.
+    let quotes = !context.quotations.is_empty() && text.contains(QUOTE_OPENINGS);
+    let text = if quotes {
+        let known: HashSet<String> =
+            context.quotations.iter().map(|quotation| quotation.trim().to_lowercase()).collect();
+        std::borrow::Cow::Owned(without_quotations(text, &known))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     normalize::clauses(&text).into_iter().map(spelled).find_map(|clause| {
         let clause = &clause;
         detect::claim_in(clause)
@@ -196,10 +203,13 @@ fn spelled(mut clause: normalize::Clause) -> normalize::Clause {
 /// The longest quoted span considered, so the scan for its end is bounded.
 const MAX_QUOTATION_CHARS: usize = 2000;
 
+/// What opens a quotation.
+const QUOTE_OPENINGS: [char; 2] = ['"', '\u{201C}'];
+
 fn without_quotations(text: &str, known: &HashSet<String>) -> String {
     let mut kept = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(open) = rest.find(['"', '\u{201C}']) {
+    while let Some(open) = rest.find(QUOTE_OPENINGS) {
         let quote = rest[open..].chars().next().map_or(1, char::len_utf8);
         let inner_start = open + quote;
         let close = rest[inner_start..]

@@ -24,7 +24,7 @@ use super::roles;
 use super::words;
 
 /// The first of this module's shapes that starts at `index`.
-pub(super) fn claim_at(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option<Finding> {
+pub(super) fn claim_at(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -> Option<Finding> {
     base_passive_claim(clause, index)
         .or_else(|| agency_claim(clause, index))
         .or_else(|| announced_change(clause, index))
@@ -243,7 +243,7 @@ const REPORTED: &[&str] = &["shows", "says", "lists", "reports", "per", "accordi
 // word of it, a source reports it, a number follows ("is now at 4%"), or
 // the clause is the user's ("you can now publish it"), a question, a
 // condition, modal, or negated.
-fn state_now(clause: &[Token], index: usize, groundings: &[Grounding]) -> Option<Finding> {
+fn state_now(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -> Option<Finding> {
     let marker = word(clause, index)?;
     let no_longer = marker == "no" && word(clause, index + 1) == Some("longer");
     if marker != "now" && !no_longer {

@@ -16,7 +16,7 @@
 use super::acts::ACTS;
 use super::lexicon::LEXICON;
 use super::words;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::LazyLock;
 
 /// The shortest word corrected: shorter ones are too close to too many.
@@ -32,8 +32,8 @@ enum Kind {
 }
 
 /// Every spelling of both tables, by first letter.
-static SPELLINGS: LazyLock<HashMap<char, Vec<(&'static str, Kind)>>> = LazyLock::new(|| {
-    let mut by_letter: HashMap<char, Vec<(&'static str, Kind)>> = HashMap::new();
+static SPELLINGS: LazyLock<FxHashMap<char, Vec<(&'static str, Kind)>>> = LazyLock::new(|| {
+    let mut by_letter: FxHashMap<char, Vec<(&'static str, Kind)>> = FxHashMap::default();
     let allowed = ACTS.spellings().map(|word| (word, Kind::Allowed));
     let effects = LEXICON.spellings().map(|word| (word, Kind::Effect));
     for (word, kind) in allowed.chain(effects) {
@@ -60,7 +60,7 @@ fn derived(word: &str) -> bool {
 
 /// Every spelling of both tables, for the common case: a word spelt as a
 /// table has it is never corrected, and costs one hash.
-static SPELT: LazyLock<HashSet<&'static str>> =
+static SPELT: LazyLock<FxHashSet<&'static str>> =
     LazyLock::new(|| ACTS.spellings().chain(LEXICON.spellings()).collect());
 
 /// How many edits a word of `letters` letters may be from its correction.

@@ -85,7 +85,7 @@ use crate::liaison::trace::{EntryKind, Trace, TraceEntry};
 use crate::time::parse_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -496,35 +496,29 @@ fn check_no_mutation_claim(answer: &Answer, calls: &[Call<'_>], evidence: &Retur
     Ok(())
 }
 
-/// Each claim and the states its cited evidence carries: the evidence
-/// items' sources and every key and string of the data of the calls that
-/// returned them. Each call's data is read once, whatever the claims.
-fn groundings(answer: &Answer, evidence: &ReturnedEvidence<'_>) -> Vec<mutation::Grounding> {
-    type Carried = (BTreeSet<String>, Arc<str>);
-    let mut by_call: HashMap<*const Map<String, Value>, Carried> = HashMap::new();
+/// Each claim and what its cited evidence carries: the evidence items'
+/// sources and every key and string of the data of the calls that
+/// returned them. Each call's data is collected once, whatever the claims,
+/// and read only if a claim's text asks.
+fn groundings<'d>(answer: &'d Answer, evidence: &ReturnedEvidence<'d>) -> Vec<mutation::Grounding<'d>> {
+    let mut by_call: HashMap<*const Map<String, Value>, Arc<mutation::Carried<'d>>> = HashMap::new();
     answer
         .claims
         .iter()
         .map(|claim| {
-            let mut states = BTreeSet::new();
-            let mut words = Vec::new();
+            let mut carried = Vec::new();
             for returned in claim.evidence_ids.iter().filter_map(|id| evidence.get(id.as_str())) {
-                states.extend(mutation::carried_states([returned.item.source.as_str()]));
+                carried.push(Arc::new(mutation::Carried::source(returned.item.source.as_str())));
                 if let Some(data) = returned.data {
-                    let (carried, carried_words) =
-                        by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
-                            let mut strings = Vec::new();
-                            collect_keys_and_strings(data, &mut strings);
-                            (
-                                mutation::carried_states(strings.iter().copied()),
-                                mutation::carried_words(strings),
-                            )
-                        });
-                    states.extend(carried.iter().cloned());
-                    words.push(Arc::clone(carried_words));
+                    let call = by_call.entry(std::ptr::from_ref(data)).or_insert_with(|| {
+                        let mut strings = Vec::new();
+                        collect_keys_and_strings(data, &mut strings);
+                        Arc::new(mutation::Carried::data(strings))
+                    });
+                    carried.push(Arc::clone(call));
                 }
             }
-            mutation::Grounding::with_states(&claim.text, states).with_words(words)
+            mutation::Grounding::citing(&claim.text, carried)
         })
         .collect()
 }
