@@ -103,7 +103,11 @@ fn causative_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Find
         return None;
     }
     let from = if chain.ends_in_have { chain.end } else { chain.end + 1 };
-    (from..from + CAUSATIVE_WINDOW).take_while(|&at| word(clause, at).is_some()).find_map(|at| {
+    // A participle right after "have" is a perfect, which `chain_claim`
+    // judged with its object ("I've updated my summary"); a causative puts
+    // its object first ("I had the banner replaced").
+    let perfect = chain.ends_in_have && word(clause, chain.end).is_some_and(|head| plain_verb(head, PARTICIPLE).is_some());
+    (from + usize::from(perfect)..from + CAUSATIVE_WINDOW).take_while(|&at| word(clause, at).is_some()).find_map(|at| {
         let (verb, _) = plain_verb(word(clause, at)?, PARTICIPLE)?;
         Some(finding(&verb.family, clause, start, at + 1))
     })
@@ -226,7 +230,9 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let (agent, length) = (index + 1..clause.len().min(index + 1 + AGENT_WINDOW))
         .find_map(|at| grammar::agent_at(clause, at, has_auxiliary).map(|length| (at, length)))?;
     let denied = (index + 1..agent).any(|at| word(clause, at).is_some_and(grammar::is_negation));
-    if denied || grammar::negated_in_scope(clause, index) {
+    // Round eight: a label whose value counts nothing: "Changes made by
+    // me: none".
+    if denied || grammar::negated_in_scope(clause, index) || super::roles::valued_none(clause, agent + length) {
         return None;
     }
     Some(framed(finding(&verb.family, clause, index, agent + length), "the liaison as agent"))

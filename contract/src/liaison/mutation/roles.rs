@@ -173,6 +173,26 @@ const REPORTING: &[&str] = &[
     "listed",
     "mentions",
     "mentioned",
+    // Round eight: what another person wrote or told is their report:
+    // "Your manager wrote that the budget was approved".
+    "wrote",
+    "writes",
+    "told",
+    "tells",
+    "explained",
+    "explains",
+    "claims",
+    "claimed",
+    "announced",
+    "replied",
+    "answered",
+    "added",
+    "thinks",
+    "thought",
+    "believes",
+    "heard",
+    "learned",
+    "emailed",
 ];
 
 /// Whether a reporting verb and "that" stand before `index` in its clause:
@@ -194,8 +214,35 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         let hedged = verb.is_some_and(|verb| HEDGED_FINDINGS.contains(&verb))
             && (matches!(word(clause, at + 1), Some("like" | "that"))
                 || at.checked_sub(1).and_then(|before| word(clause, before)) == Some("it"));
-        that || means || source || hedged
+        // Round eight: a person cited as the source before a pause reports
+        // what follows: "According to Marco, the webhook was disabled"
+        // ("According to your instructions, ..." stays a claim).
+        let cited = verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
+        that || means || source || hedged || cited
     }) || cites_a_source(clause)
+}
+
+/// How many words a person cited after "according to" may have.
+const CITED_WORDS: usize = 3;
+
+/// What the user asked for is no source: "according to your request".
+const ASKED: &[&str] = &[
+    "plan", "plans", "request", "requests", "instruction", "instructions", "ask", "brief", "schedule", "wishes",
+    "you", "me", "us", "my", "our",
+];
+
+/// Whether the words from `from` up to a pause name a person or team
+/// cited as a source, in at most [`CITED_WORDS`] words, none of them what
+/// the user asked for.
+fn cites_a_person(clause: &[Token], from: usize) -> bool {
+    let pause = (from + 1..=from + CITED_WORDS).find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
+    pause.is_some_and(|pause| {
+        (from..pause).all(|at| {
+            word(clause, at).is_some_and(|w| {
+                w.bytes().all(|b| b.is_ascii_alphabetic()) && !ASKED.contains(&w) && !grammar::is_auxiliary(w)
+            })
+        })
+    })
 }
 
 /// Verbs that hedge what follows as an inference from the data.
@@ -679,11 +726,14 @@ const TALLY_REACH: usize = 8;
 /// how many records are in a state, not who put them there.
 fn is_count_label(clause: &[Token], index: usize) -> bool {
     let is_number = |at: usize| word(clause, at).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    // Round eight: a label's value may be a count of nothing: "Touched:
+    // nothing", "Deleted: none".
+    let is_value = |at: usize| is_number(at) || word(clause, at).is_some_and(|w| ZERO_VALUES.contains(&w));
     let heads = index.checked_sub(1).is_none_or(|at| clause[at].word().is_none());
     let labels = heads
         && (index + 1..index + 2 + LABEL_WORDS).any(|at| {
             clause.get(at) == Some(&Token::Pause)
-                && is_number(at + 1)
+                && is_value(at + 1)
                 && clause.get(at + 2).is_none_or(|after| after.word().is_none())
                 && word(clause, index + 1).is_none_or(|first| !DETERMINERS.contains(&first))
                 && (index + 1..at).all(|inside| {
@@ -707,6 +757,17 @@ fn is_count_label(clause: &[Token], index: usize) -> bool {
         && clause.get(index + 1).is_none_or(|next| next.word().is_none())
         && tallied;
     labels || counted
+}
+
+/// A label's value that counts nothing.
+const ZERO_VALUES: &[&str] = &["none", "nothing", "zero", "nil", "n/a"];
+
+/// Whether a label's value after the pause at `at` counts nothing and ends
+/// its stretch: "Changes made by me: none".
+pub(super) fn valued_none(clause: &[Token], at: usize) -> bool {
+    clause.get(at) == Some(&Token::Pause)
+        && word(clause, at + 1).is_some_and(|w| ZERO_VALUES.contains(&w))
+        && clause.get(at + 2).is_none_or(|after| after.word().is_none())
 }
 
 /// Whether the word at `index` is the topic of an email subject's "Re:"
