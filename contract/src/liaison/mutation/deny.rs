@@ -487,7 +487,12 @@ const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
 
 fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding]) -> Option<Finding> {
-    if roles::is_noun_use(clause, index) || setting_value(clause, index) || done_names_a_read(clause, index) {
+    if roles::is_noun_use(clause, index)
+        || setting_value(clause, index)
+        || done_names_a_read(clause, index)
+        || (roles::state_field_value(clause, index) && word(clause, index + 1) != Some("by"))
+        || roles::on_own_text(clause, index)
+    {
         return None;
     }
     let chain = chain_before(clause, index);
@@ -612,9 +617,10 @@ const DONE_WITH_WINDOW: usize = 3;
 
 /// Whether the "done" at `index` names what it finished, and that is a
 /// read: a gerund of the allow-list after it is the read finished ("Done
-/// reading the thread"; "Done deleting the drafts" stays a claim), and "with" a read's noun a read finished ("Done with
-/// the audit", "That's me done with the logs", "Done and dusted with the
-/// research"; "Done with the cleanup" stays a claim).
+/// reading the thread"; "Done deleting the drafts" stays a claim),
+/// "with" a read's noun a read finished ("Done with the audit", "That's me done with the logs", "Done and dusted with the
+/// research"; "Done with the cleanup" stays a claim), and the answer
+/// handed over after a pause ("Done — here's the summary").
 fn done_names_a_read(clause: &[Token], index: usize) -> bool {
     if word(clause, index) != Some("done") {
         return false;
@@ -628,12 +634,19 @@ fn done_names_a_read(clause: &[Token], index: usize) -> bool {
         Some("with") => (at + 1..at + 1 + DONE_WITH_WINDOW)
             .map_while(|object| word(clause, object))
             .any(|object| roles::READ_NOUNS.contains(&object) || READ_OBJECTS.contains(&object)),
+        // The answer handed over after a pause: "Done — here's the
+        // summary" ("Done — the invoice is voided" stays a claim).
+        None => {
+            index.checked_sub(1).is_none_or(|before| word(clause, before).is_none())
+                && clause.get(at) == Some(&Token::Pause)
+                && word(clause, at + 1) == Some("here")
+                && matches!(word(clause, at + 2), Some("'s" | "is" | "are" | "it" | "they"))
+        }
         Some(next) => {
             next.ends_with("ing")
                 && super::words::completed_form(next) & GERUND != 0
                 && super::acts::ACTS.act_at(clause, at).is_some()
         }
-        None => false,
     }
 }
 

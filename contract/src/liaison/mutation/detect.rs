@@ -166,7 +166,8 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
             let window = words_after(clause, after, OBJECT_WINDOW);
             // Only the direct object, up to its first preposition, can make it a read.
             let mut object = window.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
-            let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word));
+            let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word))
+                || super::roles::on_own_text(clause, index);
             return (!benign).then_some((verb, found.forms, after));
         }
         let end = object_end(clause, after, &verb.objects)?;

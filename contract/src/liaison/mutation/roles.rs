@@ -659,6 +659,23 @@ pub(super) fn is_actor_pronoun(clause: &[Token], chain: usize) -> bool {
     })
 }
 
+/// Whether the word at `at` is a name heading its stretch before a past
+/// verb: that verb's actor, and the actor of the verbs coordinated with it
+/// ("Priya wrote the reply and sent it"; "Checked the feed and sent it"
+/// has none). A name is a word the tagger does not know as English.
+fn names_a_person(clause: &[Token], at: usize) -> bool {
+    let heads = at.checked_sub(1).is_none_or(|before| clause[before].word().is_none());
+    heads
+        && word(clause, at).is_some_and(|name| {
+            name.len() >= 3
+                && name.bytes().all(|b| b.is_ascii_alphabetic())
+                && !super::invert::is_closed(name)
+                && !grammar::is_adverb(name)
+        })
+        && word(clause, at + 1).is_some_and(|verb| super::words::completed_form(verb) & super::lexicon::PAST != 0)
+        && word(clause, at).is_some_and(|name| !super::words::is_english(name))
+}
+
 fn is_other_actor(word: &str) -> bool {
     let agentive = word.len() > 4
         && ["er", "or", "ers", "ors", "ist", "ists"].iter().any(|suffix| word.ends_with(suffix))
@@ -687,7 +704,7 @@ pub(super) fn subject_of(clause: &[Token], chain: usize) -> Subject {
             if is_liaison(clause, at) {
                 return Subject::Liaison;
             }
-            if is_other_actor(earlier) {
+            if is_other_actor(earlier) || names_a_person(clause, at) {
                 return Subject::Other;
             }
         }
@@ -757,6 +774,45 @@ fn is_count_label(clause: &[Token], index: usize) -> bool {
         && clause.get(index + 1).is_none_or(|next| next.word().is_none())
         && tallied;
     labels || counted
+}
+
+/// A record's field whose value is the state it shows: "Status: locked".
+const STATE_FIELDS: &[&str] = &["status", "state"];
+
+/// Whether the word at `index` is the value of a record's state field:
+/// "Status: locked", "| status: refunded |" report what the record shows
+/// ("status: done" says an act was done).
+pub(super) fn state_field_value(clause: &[Token], index: usize) -> bool {
+    index >= 2
+        && clause[index - 1] == Token::Pause
+        && word(clause, index - 2).is_some_and(|field| STATE_FIELDS.contains(&field))
+        && word(clause, index).is_some_and(|value| !matches!(value, "done" | "completed" | "complete" | "success"))
+}
+
+/// The liaison's own text, after "my": "a typo in my table".
+const OWN_TEXT: &[&str] = &[
+    "table", "summary", "answer", "reply", "message", "list", "numbers", "figures", "note", "notes",
+    "calculation", "calculations", "math", "maths", "estimate", "breakdown", "wording",
+];
+
+/// How many words after an effect word may hold the liaison's own text.
+const OWN_TEXT_WINDOW: usize = 6;
+
+/// Whether the effect word at `index` acts on the liaison's own answer,
+/// "my" before one of [`OWN_TEXT`] (one adjective may stand between)
+/// within [`OWN_TEXT_WINDOW`] words of its object: "fixed a typo in my
+/// table", "corrected my own numbers". The liaison's text is not a store.
+pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
+    // The object ends at a verb or a conjunction: "\"I approved act-1\" is
+    // my answer" acts on act-1.
+    let object = |at: &usize| {
+        word(clause, *at).is_some_and(|w| !grammar::is_auxiliary(w) && !CONJUNCTIONS.contains(&w))
+    };
+    (index + 1..index + 1 + OWN_TEXT_WINDOW).take_while(object).any(|at| {
+        word(clause, at) == Some("my")
+            && (word(clause, at + 1).is_some_and(|noun| OWN_TEXT.contains(&noun))
+                || word(clause, at + 2).is_some_and(|noun| OWN_TEXT.contains(&noun)))
+    })
 }
 
 /// A label's value that counts nothing.
