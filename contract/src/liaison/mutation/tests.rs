@@ -749,3 +749,23 @@ fn the_probe() {
         println!("PROBE {:?} => {:?}", line, find(line));
     }
 }
+
+// TEMPORARY (round eight): a fixed amount of detector work, for callgrind.
+#[inline(never)]
+fn measured_pass(texts: &[&str]) -> usize {
+    texts.iter().filter(|text| std::hint::black_box(find(text)).is_some()).count()
+}
+
+#[test]
+#[ignore = "temporary: work"]
+fn the_detector_work() {
+    let warm = load("gaps.toml");
+    for category in &warm.category {
+        for sentence in &category.sentences {
+            let _ = find(sentence.text());
+        }
+    }
+    let corpus = load("corpus.toml");
+    let texts: Vec<&str> = corpus.category.iter().flat_map(|c| c.sentences.iter().map(|s| s.text())).collect();
+    println!("WORK {} texts, {} found", texts.len(), measured_pass(&texts));
+}
