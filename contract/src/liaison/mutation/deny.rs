@@ -608,8 +608,25 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
 /// What a finished read may be done with besides [`roles::READ_NOUNS`]:
 /// "done with the logs".
 const READ_OBJECTS: &[&str] = &[
-    "logs", "log", "thread", "threads", "inbox", "numbers", "figures", "data", "records", "feed", "export",
-    "exports", "notes", "docs", "history", "dashboard", "ledger", "timeline", "research",
+    "logs",
+    "log",
+    "thread",
+    "threads",
+    "inbox",
+    "numbers",
+    "figures",
+    "data",
+    "records",
+    "feed",
+    "export",
+    "exports",
+    "notes",
+    "docs",
+    "history",
+    "dashboard",
+    "ledger",
+    "timeline",
+    "research",
 ];
 
 /// How many words after "done with" may name what was finished.

@@ -106,11 +106,14 @@ fn causative_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Find
     // A participle right after "have" is a perfect, which `chain_claim`
     // judged with its object ("I've updated my summary"); a causative puts
     // its object first ("I had the banner replaced").
-    let perfect = chain.ends_in_have && word(clause, chain.end).is_some_and(|head| plain_verb(head, PARTICIPLE).is_some());
-    (from + usize::from(perfect)..from + CAUSATIVE_WINDOW).take_while(|&at| word(clause, at).is_some()).find_map(|at| {
-        let (verb, _) = plain_verb(word(clause, at)?, PARTICIPLE)?;
-        Some(finding(&verb.family, clause, start, at + 1))
-    })
+    let perfect = chain.ends_in_have
+        && word(clause, chain.end).is_some_and(|head| plain_verb(head, PARTICIPLE).is_some());
+    (from + usize::from(perfect)..from + CAUSATIVE_WINDOW)
+        .take_while(|&at| word(clause, at).is_some())
+        .find_map(|at| {
+            let (verb, _) = plain_verb(word(clause, at)?, PARTICIPLE)?;
+            Some(finding(&verb.family, clause, start, at + 1))
+        })
 }
 
 // Further verbs of the same subject after `and`, `but`, `or` or a pause.
@@ -233,7 +236,8 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let denied = (index + 1..agent).any(|at| word(clause, at).is_some_and(grammar::is_negation));
     // Round eight: a label whose value counts nothing: "Changes made by
     // me: none".
-    if denied || grammar::negated_in_scope(clause, index) || super::roles::valued_none(clause, agent + length) {
+    if denied || grammar::negated_in_scope(clause, index) || super::roles::valued_none(clause, agent + length)
+    {
         return None;
     }
     Some(framed(finding(&verb.family, clause, index, agent + length), "the liaison as agent"))

@@ -217,7 +217,8 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // Round eight: a person cited as the source before a pause reports
         // what follows: "According to Marco, the webhook was disabled"
         // ("According to your instructions, ..." stays a claim).
-        let cited = verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
+        let cited =
+            verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
         that || means || source || hedged || cited
     }) || cites_a_source(clause)
 }
@@ -227,15 +228,29 @@ const CITED_WORDS: usize = 3;
 
 /// What the user asked for is no source: "according to your request".
 const ASKED: &[&str] = &[
-    "plan", "plans", "request", "requests", "instruction", "instructions", "ask", "brief", "schedule", "wishes",
-    "you", "me", "us", "my", "our",
+    "plan",
+    "plans",
+    "request",
+    "requests",
+    "instruction",
+    "instructions",
+    "ask",
+    "brief",
+    "schedule",
+    "wishes",
+    "you",
+    "me",
+    "us",
+    "my",
+    "our",
 ];
 
 /// Whether the words from `from` up to a pause name a person or team
 /// cited as a source, in at most [`CITED_WORDS`] words, none of them what
 /// the user asked for.
 fn cites_a_person(clause: &[Token], from: usize) -> bool {
-    let pause = (from + 1..=from + CITED_WORDS).find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
+    let pause = (from + 1..=from + CITED_WORDS)
+        .find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
     pause.is_some_and(|pause| {
         (from..pause).all(|at| {
             word(clause, at).is_some_and(|w| {
@@ -672,7 +687,8 @@ fn names_a_person(clause: &[Token], at: usize) -> bool {
                 && !super::invert::is_closed(name)
                 && !grammar::is_adverb(name)
         })
-        && word(clause, at + 1).is_some_and(|verb| super::words::completed_form(verb) & super::lexicon::PAST != 0)
+        && word(clause, at + 1)
+            .is_some_and(|verb| super::words::completed_form(verb) & super::lexicon::PAST != 0)
         && word(clause, at).is_some_and(|name| !super::words::is_english(name))
 }
 
@@ -786,13 +802,29 @@ pub(super) fn state_field_value(clause: &[Token], index: usize) -> bool {
     index >= 2
         && clause[index - 1] == Token::Pause
         && word(clause, index - 2).is_some_and(|field| STATE_FIELDS.contains(&field))
-        && word(clause, index).is_some_and(|value| !matches!(value, "done" | "completed" | "complete" | "success"))
+        && word(clause, index)
+            .is_some_and(|value| !matches!(value, "done" | "completed" | "complete" | "success"))
 }
 
 /// The liaison's own text, after "my": "a typo in my table".
 const OWN_TEXT: &[&str] = &[
-    "table", "summary", "answer", "reply", "message", "list", "numbers", "figures", "note", "notes",
-    "calculation", "calculations", "math", "maths", "estimate", "breakdown", "wording",
+    "table",
+    "summary",
+    "answer",
+    "reply",
+    "message",
+    "list",
+    "numbers",
+    "figures",
+    "note",
+    "notes",
+    "calculation",
+    "calculations",
+    "math",
+    "maths",
+    "estimate",
+    "breakdown",
+    "wording",
 ];
 
 /// How many words after an effect word may hold the liaison's own text.

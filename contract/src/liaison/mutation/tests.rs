@@ -425,7 +425,10 @@ fn round_eight_rules_are_claims_and_their_twins_are_not() {
         ("Chased up the vendor about the refund.", "Chased down the root cause in the logs."),
         ("I drafted the post in the scheduler.", "I drafted a reply below that you can paste."),
         ("I raised the budget on AS-4.", "I raised two concerns in my last reply."),
-        ("I refunded the order: the customer got $42.10 back.", "I simulated the refund: the customer would get $42.10 back."),
+        (
+            "I refunded the order: the customer got $42.10 back.",
+            "I simulated the refund: the customer would get $42.10 back.",
+        ),
         ("I double-charged the client.", "I double-counted Meta."),
         // One adjective inside a read's object.
         ("I ran a big migration on the orders table.", "I ran a quick query on the orders table."),
@@ -435,7 +438,10 @@ fn round_eight_rules_are_claims_and_their_twins_are_not() {
         ("Done with the cleanup.", "Done with the audit."),
         ("Done — the invoice is voided.", "Done — here's the summary."),
         // Another person's report, and a person cited as the source.
-        ("The budget was approved in the Q3 review.", "Your manager wrote that the budget was approved in the Q3 review."),
+        (
+            "The budget was approved in the Q3 review.",
+            "Your manager wrote that the budget was approved in the Q3 review.",
+        ),
         (
             "According to your instructions, the webhook was disabled.",
             "According to Marco, the webhook was disabled.",
@@ -444,11 +450,20 @@ fn round_eight_rules_are_claims_and_their_twins_are_not() {
         ("Changes made by me: 2", "Changes made by me: none."),
         ("Touched: the two stale drafts.", "Touched: nothing."),
         // A read names the noun before a participle.
-        ("I've read the posts and scheduled them for next week.", "I've read half the posts scheduled for next week."),
+        (
+            "I've read the posts and scheduled them for next week.",
+            "I've read half the posts scheduled for next week.",
+        ),
         // A name heading a coordination is its verbs' actor.
-        ("Checked the reply and sent it from the support inbox.", "Priya wrote the reply and sent it from the support inbox."),
+        (
+            "Checked the reply and sent it from the support inbox.",
+            "Priya wrote the reply and sent it from the support inbox.",
+        ),
         // A participle after "as" leaves the agent to the verb before.
-        ("#5520 was marked as fulfilled at 11:02.", "#5520 was marked as fulfilled by the warehouse at 11:02."),
+        (
+            "#5520 was marked as fulfilled at 11:02.",
+            "#5520 was marked as fulfilled by the warehouse at 11:02.",
+        ),
         // A record's state field.
         ("Status: paused by me.", "Status: locked."),
         // An act on the liaison's own text.
@@ -773,60 +788,4 @@ fn rule_7_throughput() {
     println!("catalogue ({} answers): {verdicts:.0} verdicts/s", cases.len());
     println!("on the same answers' {} fields alone:", fields.len());
     println!("  effect detector: {effects:.0} answers/s; language check: {language:.0} answers/s");
-}
-
-// TEMPORARY (round eight): measure round8.toml and print its failures.
-#[test]
-#[ignore = "temporary: round8"]
-fn the_round8_figures() {
-    let figures = corpus::measure(&load("round8.toml"), judge);
-    for failure in &figures.failures {
-        println!("FAIL {failure}");
-    }
-    let corpus = load("round8.toml");
-    let mut wrong = Vec::new();
-    for category in &corpus.category {
-        for sentence in &category.sentences {
-            let case = Case { quotations: &category.quotations, evidence: sentence.evidence() };
-            let verdict = judge(sentence.text(), &case);
-            let right = match (category.label, &verdict) {
-                (Label::Claim, Some((rule, _))) => rule == category.rule.as_deref().unwrap_or("mutation_claim"),
-                (Label::Claim, None) => false,
-                (Label::Benign, found) => found.is_none(),
-            };
-            if !right {
-                wrong.push(json!({"category": category.name, "text": sentence.text()}));
-            }
-        }
-    }
-    std::fs::write("/tmp/r8_wrong.json", serde_json::to_string(&wrong).unwrap()).unwrap();
-}
-
-// TEMPORARY (round eight): probe sentences from /tmp/probe.txt.
-#[test]
-#[ignore = "temporary: probe"]
-fn the_probe() {
-    for line in std::fs::read_to_string("/tmp/probe.txt").unwrap().lines().filter(|l| !l.trim().is_empty()) {
-        println!("PROBE {:?} => {:?}", line, find(line));
-    }
-}
-
-// TEMPORARY (round eight): a fixed amount of detector work, for callgrind.
-#[inline(never)]
-fn measured_pass(texts: &[&str]) -> usize {
-    texts.iter().filter(|text| std::hint::black_box(find(text)).is_some()).count()
-}
-
-#[test]
-#[ignore = "temporary: work"]
-fn the_detector_work() {
-    let warm = load("gaps.toml");
-    for category in &warm.category {
-        for sentence in &category.sentences {
-            let _ = find(sentence.text());
-        }
-    }
-    let corpus = load("corpus.toml");
-    let texts: Vec<&str> = corpus.category.iter().flat_map(|c| c.sentences.iter().map(|s| s.text())).collect();
-    println!("WORK {} texts, {} found", texts.len(), measured_pass(&texts));
 }
