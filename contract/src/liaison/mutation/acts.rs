@@ -5,7 +5,7 @@
 //! A word is looked up by its spelling without hyphens or underscores, as
 //! in `lexicon` (`double-checked` is `doublechecked`).
 
-use super::lexicon::key;
+use super::lexicon::{LEXICON, key};
 use super::normalize::Token;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
@@ -189,8 +189,22 @@ impl Acts {
             .find_map(|(objects, act)| {
                 let found = (0..after.len()).any(|start| {
                     objects.iter().any(|object| {
+                        // An object after its own article may take one
+                        // adjective between ("ran a quick query", "took a
+                        // closer look"): the article, then the rest one
+                        // word later; an effect's word is no adjective of a
+                        // read ("called the publish tool").
+                        let adjective = usize::from(
+                            object.len() > 1
+                                && matches!(object[0].as_str(), "a" | "an" | "the")
+                                && after.get(start) == Some(&object[0].as_str())
+                                && after.get(start + 1).is_some_and(|between| {
+                                    *between != object[1] && LEXICON.lookup(between).is_empty()
+                                }),
+                        );
                         object.iter().enumerate().all(|(offset, expected)| {
-                            after.get(start + offset).is_some_and(|actual| match expected.strip_suffix('_') {
+                            let at = start + offset + if offset > 0 { adjective } else { 0 };
+                            after.get(at).is_some_and(|actual| match expected.strip_suffix('_') {
                                 Some(prefix) if !prefix.is_empty() => actual.starts_with(expected.as_str()),
                                 _ => actual == expected,
                             })

@@ -536,7 +536,12 @@ const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const IMPLICIT_AGENT: &str = "implicit agent: read as the liaison's";
 
 fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Grounding<'_>]) -> Option<Finding> {
-    if roles::is_noun_use(clause, index) || setting_value(clause, index) {
+    if roles::is_noun_use(clause, index)
+        || setting_value(clause, index)
+        || done_names_a_read(clause, index)
+        || (roles::state_field_value(clause, index) && word(clause, index + 1) != Some("by"))
+        || roles::on_own_text(clause, index)
+    {
         return None;
     }
     let chain = chain_before(clause, index);
@@ -649,6 +654,68 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     }
 }
 
+/// What a finished read may be done with besides [`roles::READ_NOUNS`]:
+/// "done with the logs".
+const READ_OBJECTS: &[&str] = &[
+    "logs",
+    "log",
+    "thread",
+    "threads",
+    "inbox",
+    "numbers",
+    "figures",
+    "data",
+    "records",
+    "feed",
+    "export",
+    "exports",
+    "notes",
+    "docs",
+    "history",
+    "dashboard",
+    "ledger",
+    "timeline",
+    "research",
+];
+
+/// How many words after "done with" may name what was finished.
+const DONE_WITH_WINDOW: usize = 3;
+
+/// Whether the "done" at `index` names what it finished, and that is a
+/// read: a gerund of the allow-list after it is the read finished ("Done
+/// reading the thread"; "Done deleting the drafts" stays a claim),
+/// "with" a read's noun a read finished ("Done with the audit", "That's me done with the logs", "Done and dusted with the
+/// research"; "Done with the cleanup" stays a claim), and the answer
+/// handed over after a pause ("Done — here's the summary").
+fn done_names_a_read(clause: &[Token], index: usize) -> bool {
+    if word(clause, index) != Some("done") {
+        return false;
+    }
+    let at = if word(clause, index + 1) == Some("and") && word(clause, index + 2) == Some("dusted") {
+        index + 3
+    } else {
+        index + 1
+    };
+    match word(clause, at) {
+        Some("with") => (at + 1..at + 1 + DONE_WITH_WINDOW)
+            .map_while(|object| word(clause, object))
+            .any(|object| roles::READ_NOUNS.contains(&object) || READ_OBJECTS.contains(&object)),
+        // The answer handed over after a pause: "Done — here's the
+        // summary" ("Done — the invoice is voided" stays a claim).
+        None => {
+            index.checked_sub(1).is_none_or(|before| word(clause, before).is_none())
+                && clause.get(at) == Some(&Token::Pause)
+                && word(clause, at + 1) == Some("here")
+                && matches!(word(clause, at + 2), Some("'s" | "is" | "are" | "it" | "they"))
+        }
+        Some(next) => {
+            next.ends_with("ing")
+                && super::words::completed_form(next) & GERUND != 0
+                && super::acts::ACTS.act_at(clause, at).is_some()
+        }
+    }
+}
+
 /// Whether the effect word at `index` is a present "is set to" before a
 /// value: "the timezone is set to CET" reads a setting ("is now set to",
 /// "has been set to" stay the liaison's).
@@ -715,10 +782,17 @@ fn gerund_is_object(clause: &[Token], index: usize) -> bool {
 /// found, not an act.
 fn found_by_a_read(clause: &[Token], index: usize) -> bool {
     (index.saturating_sub(5)..index.saturating_sub(1)).any(|at| {
-        word(clause, at).is_some_and(|verb| verb.ends_with("ed") || verb == "found" || verb == "saw")
+        // Round eight: "read" and "seen" too: "I've read half the posts
+        // scheduled for next week".
+        word(clause, at)
+            .is_some_and(|verb| verb.ends_with("ed") || matches!(verb, "found" | "saw" | "read" | "seen"))
             && super::acts::ACTS.act_at(clause, at).is_some()
     })
 }
+
+/// How far after an effect a label's value of nothing may stand: "Changes
+/// made by me: none".
+const VALUE_REACH: usize = 4;
 
 /// Verbs after which a participle is the status a record displays: "it
 /// shows paused since Friday", "the order shows refunded".
@@ -742,6 +816,7 @@ fn implicit(
         || roles::reported_from_data(clause, index)
         || subject.is_some_and(|noun| roles::READ_NOUNS.contains(&noun))
         || subject.is_some_and(|verb| DISPLAYS.contains(&verb))
+        || (effect.end..effect.end + VALUE_REACH).any(|at| roles::valued_none(clause, at))
     {
         return None;
     }

@@ -103,10 +103,17 @@ fn causative_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Find
         return None;
     }
     let from = if chain.ends_in_have { chain.end } else { chain.end + 1 };
-    (from..from + CAUSATIVE_WINDOW).take_while(|&at| word(clause, at).is_some()).find_map(|at| {
-        let (verb, _) = plain_verb(word(clause, at)?, PARTICIPLE)?;
-        Some(finding(&verb.family, clause, start, at + 1))
-    })
+    // A participle right after "have" is a perfect, which `chain_claim`
+    // judged with its object ("I've updated my summary"); a causative puts
+    // its object first ("I had the banner replaced").
+    let perfect = chain.ends_in_have
+        && word(clause, chain.end).is_some_and(|head| plain_verb(head, PARTICIPLE).is_some());
+    (from + usize::from(perfect)..from + CAUSATIVE_WINDOW)
+        .take_while(|&at| word(clause, at).is_some())
+        .find_map(|at| {
+            let (verb, _) = plain_verb(word(clause, at)?, PARTICIPLE)?;
+            Some(finding(&verb.family, clause, start, at + 1))
+        })
 }
 
 // Further verbs of the same subject after `and`, `but`, `or` or a pause.
@@ -162,7 +169,8 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
             let window = words_after(clause, after, OBJECT_WINDOW);
             // Only the direct object, up to its first preposition, can make it a read.
             let mut object = window.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
-            let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word));
+            let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word))
+                || super::roles::on_own_text(clause, index);
             return (!benign).then_some((verb, found.forms, after));
         }
         let end = object_end(clause, after, &verb.objects)?;
@@ -226,7 +234,10 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let (agent, length) = (index + 1..clause.len().min(index + 1 + AGENT_WINDOW))
         .find_map(|at| grammar::agent_at(clause, at, has_auxiliary).map(|length| (at, length)))?;
     let denied = (index + 1..agent).any(|at| word(clause, at).is_some_and(grammar::is_negation));
-    if denied || grammar::negated_in_scope(clause, index) {
+    // Round eight: a label whose value counts nothing: "Changes made by
+    // me: none".
+    if denied || grammar::negated_in_scope(clause, index) || super::roles::valued_none(clause, agent + length)
+    {
         return None;
     }
     Some(framed(finding(&verb.family, clause, index, agent + length), "the liaison as agent"))

@@ -284,6 +284,9 @@ const GO: &[&str] = &["go", "goes", "went", "gone", "going"];
 
 /// Adverbs allowed between an actor and its verb, besides words in `-ly`.
 const ADVERBS: &[&str] = &[
+    // Round eight: hedges of speech ("I kinda cancelled the 3pm").
+    "kinda",
+    "sorta",
     "everywhere",
     "elsewhere",
     "anywhere",

@@ -296,6 +296,15 @@ const CLOSED: &[&str] = &[
     "none",
     "everything",
     "something",
+    // Round eight: weekdays shortened in a schedule ("Wed — Sam reviews").
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
 ];
 
 /// [`CLOSED`] as a set: it is asked at almost every word.
@@ -777,7 +786,10 @@ fn verb_claim(
     {
         return None;
     }
-    if next.is_some_and(grammar::is_empty_object) || possessive(clause, at, completion) {
+    if next.is_some_and(grammar::is_empty_object)
+        || possessive(clause, at, completion)
+        || roles::on_own_text(clause, at)
+    {
         return None;
     }
     // "I boosted it automatically" is still the liaison's act.
@@ -833,10 +845,13 @@ fn other_agent_after(clause: &[Token], at: usize) -> bool {
 /// Whether `current`, at `index`, is a participle or a new subject that a
 /// later `by` belongs to rather than the verb before it.
 fn owns_agent(clause: &[Token], index: usize, current: &str) -> bool {
+    // Round eight: a participle after "as" is the complement of the verb
+    // before it, whose agent `by` still names: "was marked as fulfilled
+    // by the warehouse".
     let joined = index
         .checked_sub(1)
         .and_then(|before| word(clause, before))
-        .is_some_and(|w| CONJUNCTIONS.contains(&w));
+        .is_some_and(|w| CONJUNCTIONS.contains(&w) || w == "as");
     (!joined && current.ends_with("ed") && words::completed_form(current) & PARTICIPLE != 0)
         || matches!(current, "we" | "they" | "he" | "she" | "you")
 }
@@ -929,7 +944,11 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     if !may_be_verb(current) || !heads_fragment(clause, index) || DONE_WORDS.contains(&current) {
         return None;
     }
-    if roles::is_noun_use(clause, index) {
+    // A record's state field ("Status: locked", not "Status: paused by
+    // me") and an act on the liaison's own text ("fixed a typo in my
+    // table") report no effect.
+    let state_field = roles::state_field_value(clause, index) && word(clause, index + 1) != Some("by");
+    if roles::is_noun_use(clause, index) || state_field || roles::on_own_text(clause, index) {
         return None;
     }
     // "Declined the friend request": a thing's own change is an act when

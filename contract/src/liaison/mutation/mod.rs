@@ -110,6 +110,24 @@
 //!   fragment is an act ("Declined the friend request"); pressing or
 //!   clicking a button labelled Refund, Confirm, Save, Pause, Archive or
 //!   Cancel is an effect.
+//!
+//! Round eight (double-sense verbs, reported speech, "done", day logs,
+//! corrections and drafts in the chat;
+//! `round_eight_rules_are_claims_and_their_twins_are_not`) added:
+//! - the allow-list reads reading idioms ("chased down", "connected the
+//!   dots"), writing placed in the answer ("drafted below", "laid out"),
+//!   talk about it ("touched on", "raised two concerns"), simulations, a
+//!   miscount ("double-counted") and a retraction; a read's object may
+//!   take one adjective after its article ("ran a quick query");
+//! - "done" with a read's gerund, with a read's noun, or before the
+//!   answer handed over is a finished read;
+//! - another person's report ("X wrote that ...", "According to Marco,
+//!   ..."); a label valued none; a read naming the noun before a
+//!   participle; a name heading a coordination; "as" + participle leaving
+//!   the agent to the verb before; a record's state field; an act on the
+//!   liaison's own text; shortened weekdays; "kinda" and "sorta" as
+//!   adverbs between the liaison and its verb;
+//! - `words` remembers the tagger's readings per word and thread.
 
 use std::collections::HashSet;
 

@@ -173,6 +173,26 @@ const REPORTING: &[&str] = &[
     "listed",
     "mentions",
     "mentioned",
+    // Round eight: what another person wrote or told is their report:
+    // "Your manager wrote that the budget was approved".
+    "wrote",
+    "writes",
+    "told",
+    "tells",
+    "explained",
+    "explains",
+    "claims",
+    "claimed",
+    "announced",
+    "replied",
+    "answered",
+    "added",
+    "thinks",
+    "thought",
+    "believes",
+    "heard",
+    "learned",
+    "emailed",
 ];
 
 /// Whether a reporting verb and "that" stand before `index` in its clause:
@@ -194,8 +214,50 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         let hedged = verb.is_some_and(|verb| HEDGED_FINDINGS.contains(&verb))
             && (matches!(word(clause, at + 1), Some("like" | "that"))
                 || at.checked_sub(1).and_then(|before| word(clause, before)) == Some("it"));
-        that || means || source || hedged
+        // Round eight: a person cited as the source before a pause reports
+        // what follows: "According to Marco, the webhook was disabled"
+        // ("According to your instructions, ..." stays a claim).
+        let cited =
+            verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
+        that || means || source || hedged || cited
     }) || cites_a_source(clause)
+}
+
+/// How many words a person cited after "according to" may have.
+const CITED_WORDS: usize = 3;
+
+/// What the user asked for is no source: "according to your request".
+const ASKED: &[&str] = &[
+    "plan",
+    "plans",
+    "request",
+    "requests",
+    "instruction",
+    "instructions",
+    "ask",
+    "brief",
+    "schedule",
+    "wishes",
+    "you",
+    "me",
+    "us",
+    "my",
+    "our",
+];
+
+/// Whether the words from `from` up to a pause name a person or team
+/// cited as a source, in at most [`CITED_WORDS`] words, none of them what
+/// the user asked for.
+fn cites_a_person(clause: &[Token], from: usize) -> bool {
+    let pause = (from + 1..=from + CITED_WORDS)
+        .find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
+    pause.is_some_and(|pause| {
+        (from..pause).all(|at| {
+            word(clause, at).is_some_and(|w| {
+                w.bytes().all(|b| b.is_ascii_alphabetic()) && !ASKED.contains(&w) && !grammar::is_auxiliary(w)
+            })
+        })
+    })
 }
 
 /// Verbs that hedge what follows as an inference from the data.
@@ -612,6 +674,24 @@ pub(super) fn is_actor_pronoun(clause: &[Token], chain: usize) -> bool {
     })
 }
 
+/// Whether the word at `at` is a name heading its stretch before a past
+/// verb: that verb's actor, and the actor of the verbs coordinated with it
+/// ("Priya wrote the reply and sent it"; "Checked the feed and sent it"
+/// has none). A name is a word the tagger does not know as English.
+fn names_a_person(clause: &[Token], at: usize) -> bool {
+    let heads = at.checked_sub(1).is_none_or(|before| clause[before].word().is_none());
+    heads
+        && word(clause, at).is_some_and(|name| {
+            name.len() >= 3
+                && name.bytes().all(|b| b.is_ascii_alphabetic())
+                && !super::invert::is_closed(name)
+                && !grammar::is_adverb(name)
+        })
+        && word(clause, at + 1)
+            .is_some_and(|verb| super::words::completed_form(verb) & super::lexicon::PAST != 0)
+        && word(clause, at).is_some_and(|name| !super::words::is_english(name))
+}
+
 fn is_other_actor(word: &str) -> bool {
     let agentive = word.len() > 4
         && ["er", "or", "ers", "ors", "ist", "ists"].iter().any(|suffix| word.ends_with(suffix))
@@ -640,7 +720,7 @@ pub(super) fn subject_of(clause: &[Token], chain: usize) -> Subject {
             if is_liaison(clause, at) {
                 return Subject::Liaison;
             }
-            if is_other_actor(earlier) {
+            if is_other_actor(earlier) || names_a_person(clause, at) {
                 return Subject::Other;
             }
         }
@@ -679,11 +759,14 @@ const TALLY_REACH: usize = 8;
 /// how many records are in a state, not who put them there.
 fn is_count_label(clause: &[Token], index: usize) -> bool {
     let is_number = |at: usize| word(clause, at).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    // Round eight: a label's value may be a count of nothing: "Touched:
+    // nothing", "Deleted: none".
+    let is_value = |at: usize| is_number(at) || word(clause, at).is_some_and(|w| ZERO_VALUES.contains(&w));
     let heads = index.checked_sub(1).is_none_or(|at| clause[at].word().is_none());
     let labels = heads
         && (index + 1..index + 2 + LABEL_WORDS).any(|at| {
             clause.get(at) == Some(&Token::Pause)
-                && is_number(at + 1)
+                && is_value(at + 1)
                 && clause.get(at + 2).is_none_or(|after| after.word().is_none())
                 && word(clause, index + 1).is_none_or(|first| !DETERMINERS.contains(&first))
                 && (index + 1..at).all(|inside| {
@@ -707,6 +790,72 @@ fn is_count_label(clause: &[Token], index: usize) -> bool {
         && clause.get(index + 1).is_none_or(|next| next.word().is_none())
         && tallied;
     labels || counted
+}
+
+/// A record's field whose value is the state it shows: "Status: locked".
+const STATE_FIELDS: &[&str] = &["status", "state"];
+
+/// Whether the word at `index` is the value of a record's state field:
+/// "Status: locked", "| status: refunded |" report what the record shows
+/// ("status: done" says an act was done).
+pub(super) fn state_field_value(clause: &[Token], index: usize) -> bool {
+    index >= 2
+        && clause[index - 1] == Token::Pause
+        && word(clause, index - 2).is_some_and(|field| STATE_FIELDS.contains(&field))
+        && word(clause, index)
+            .is_some_and(|value| !matches!(value, "done" | "completed" | "complete" | "success"))
+}
+
+/// The liaison's own text, after "my": "a typo in my table".
+const OWN_TEXT: &[&str] = &[
+    "table",
+    "summary",
+    "answer",
+    "reply",
+    "message",
+    "list",
+    "numbers",
+    "figures",
+    "note",
+    "notes",
+    "calculation",
+    "calculations",
+    "math",
+    "maths",
+    "estimate",
+    "breakdown",
+    "wording",
+];
+
+/// How many words after an effect word may hold the liaison's own text.
+const OWN_TEXT_WINDOW: usize = 6;
+
+/// Whether the effect word at `index` acts on the liaison's own answer,
+/// "my" before one of [`OWN_TEXT`] (one adjective may stand between)
+/// within [`OWN_TEXT_WINDOW`] words of its object: "fixed a typo in my
+/// table", "corrected my own numbers". The liaison's text is not a store.
+pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
+    // The object ends at a verb or a conjunction: "\"I approved act-1\" is
+    // my answer" acts on act-1.
+    let object = |at: &usize| {
+        word(clause, *at).is_some_and(|w| !grammar::is_auxiliary(w) && !CONJUNCTIONS.contains(&w))
+    };
+    (index + 1..index + 1 + OWN_TEXT_WINDOW).take_while(object).any(|at| {
+        word(clause, at) == Some("my")
+            && (word(clause, at + 1).is_some_and(|noun| OWN_TEXT.contains(&noun))
+                || word(clause, at + 2).is_some_and(|noun| OWN_TEXT.contains(&noun)))
+    })
+}
+
+/// A label's value that counts nothing.
+const ZERO_VALUES: &[&str] = &["none", "nothing", "zero", "nil", "n/a"];
+
+/// Whether a label's value after the pause at `at` counts nothing and ends
+/// its stretch: "Changes made by me: none".
+pub(super) fn valued_none(clause: &[Token], at: usize) -> bool {
+    clause.get(at) == Some(&Token::Pause)
+        && word(clause, at + 1).is_some_and(|w| ZERO_VALUES.contains(&w))
+        && clause.get(at + 2).is_none_or(|after| after.word().is_none())
 }
 
 /// Whether the word at `index` is the topic of an email subject's "Re:"

@@ -418,6 +418,65 @@ fn round_seven_rules_are_claims_and_their_twins_are_not() {
     assert_claims_and_benign_twins(&pairs);
 }
 
+#[test]
+fn round_eight_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // Reading idioms and writing placed in the answer (`acts.toml`).
+        ("Chased up the vendor about the refund.", "Chased down the root cause in the logs."),
+        ("I drafted the post in the scheduler.", "I drafted a reply below that you can paste."),
+        ("I raised the budget on AS-4.", "I raised two concerns in my last reply."),
+        (
+            "I refunded the order: the customer got $42.10 back.",
+            "I simulated the refund: the customer would get $42.10 back.",
+        ),
+        ("I double-charged the client.", "I double-counted Meta."),
+        // One adjective inside a read's object.
+        ("I ran a big migration on the orders table.", "I ran a quick query on the orders table."),
+        // "Done" with what it finished: a read's gerund, a read's noun, the
+        // answer handed over.
+        ("Done deleting the stale drafts.", "Done reading the stale drafts."),
+        ("Done with the cleanup.", "Done with the audit."),
+        ("Done — the invoice is voided.", "Done — here's the summary."),
+        // Another person's report, and a person cited as the source.
+        (
+            "The budget was approved in the Q3 review.",
+            "Your manager wrote that the budget was approved in the Q3 review.",
+        ),
+        (
+            "According to your instructions, the webhook was disabled.",
+            "According to Marco, the webhook was disabled.",
+        ),
+        // A label valued none.
+        ("Changes made by me: 2", "Changes made by me: none."),
+        ("Touched: the two stale drafts.", "Touched: nothing."),
+        // A read names the noun before a participle.
+        (
+            "I've read the posts and scheduled them for next week.",
+            "I've read half the posts scheduled for next week.",
+        ),
+        // A name heading a coordination is its verbs' actor.
+        (
+            "Checked the reply and sent it from the support inbox.",
+            "Priya wrote the reply and sent it from the support inbox.",
+        ),
+        // A participle after "as" leaves the agent to the verb before.
+        (
+            "#5520 was marked as fulfilled at 11:02.",
+            "#5520 was marked as fulfilled by the warehouse at 11:02.",
+        ),
+        // A record's state field.
+        ("Status: paused by me.", "Status: locked."),
+        // An act on the liaison's own text.
+        ("Fixed a typo in the post caption.", "Fixed a typo in my table."),
+        ("I've updated the budget to $300.", "I've updated my summary above to include June."),
+        // A weekday shortened is no verb.
+        ("Wed: published the recap.", "Wed — Sam reviews the numbers."),
+        // A hedge of speech between the liaison and its verb.
+        ("So, um, yeah — I kinda cancelled the 3pm.", "So, um, yeah — I kinda looked at the 3pm."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a

@@ -19,12 +19,44 @@ static TAGGER: LazyLock<Tagger> = LazyLock::new(Tagger::new);
 /// (`yeeted`, `deduping`): shorter ones (`bed`, `king`) are too often not.
 const MIN_GUESSED_LETTERS: usize = 4;
 
-/// The tag and lemma of `word` read as the verb of "i WORD it", where a
-/// verb form is the likeliest reading.
-fn tag_as_verb(word: &str) -> Option<(String, String)> {
-    let tokens = TAGGER.tag_raw_tokens(&["i", word, "it"]);
-    let token = tokens.get(1)?;
-    Some((token.pos.clone()?, token.lemma.clone().unwrap_or_else(|| word.to_owned())))
+/// How many words' readings [`with_verb_tag`] keeps per thread before it
+/// starts over, so its memory stays bounded.
+const MAX_REMEMBERED: usize = 4096;
+/// The longest word remembered: a longer one (an answer may hold a
+/// 4,000-letter "word") is tagged each time, so the memory a thread keeps
+/// stays under a megabyte whatever the answers.
+const MAX_REMEMBERED_BYTES: usize = 32;
+
+thread_local! {
+    /// The tagger's readings of the words asked about, by word: a text
+    /// asks about the same few words many times (each pass, each frame).
+    static READINGS: std::cell::RefCell<std::collections::HashMap<String, Option<(String, String)>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+    /// Which words asked about are English, by word, as [`READINGS`].
+    static ENGLISH: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// `read` applied to the tag and lemma of `word` read as the verb of "i
+/// WORD it" (where a verb form is the likeliest reading), the tagger asked
+/// once per word and thread (up to
+/// [`MAX_REMEMBERED`] words), without allocating when it was asked before.
+fn with_verb_tag<R>(word: &str, read: impl FnOnce(Option<(&str, &str)>) -> R) -> R {
+    if word.len() > MAX_REMEMBERED_BYTES {
+        let reading = verb_tag(word);
+        return read(reading.as_ref().map(|(tag, lemma)| (tag.as_str(), lemma.as_str())));
+    }
+    READINGS.with(|readings| {
+        let mut readings = readings.borrow_mut();
+        if !readings.contains_key(word) {
+            if readings.len() >= MAX_REMEMBERED {
+                readings.clear();
+            }
+            readings.insert(word.to_owned(), verb_tag(word));
+        }
+        let reading = readings.get(word).and_then(Option::as_ref);
+        read(reading.map(|(tag, lemma)| (tag.as_str(), lemma.as_str())))
+    })
 }
 
 /// Prefixes a verb takes without changing its forms: `undid`, `re-pinned`.
@@ -38,8 +70,10 @@ pub(super) fn completed_form(word: &str) -> Forms {
     if !word.chars().all(|c| c.is_ascii_alphabetic() || c == '-') || word.len() < 2 {
         return 0;
     }
-    let Some((tag, lemma)) = tag_as_verb(word) else { return 0 };
-    let forms = tagged_form(word, &tag, &lemma);
+    let Some(forms) = with_verb_tag(word, |tagged| tagged.map(|(tag, lemma)| tagged_form(word, tag, lemma)))
+    else {
+        return 0;
+    };
     if forms != 0 || word.len() < MIN_GUESSED_LETTERS {
         return forms;
     }
@@ -89,13 +123,15 @@ fn irregular_past(word: &str, lemma: &str) -> bool {
 /// Whether `word` is the base form of a verb ("did nuke it").
 pub(super) fn is_base_verb(word: &str) -> bool {
     word.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
-        && tag_as_verb(word).is_some_and(|(tag, lemma)| matches!(tag.as_str(), "VB" | "VBP") && lemma == word)
+        && with_verb_tag(word, |tagged| {
+            tagged.is_some_and(|(tag, lemma)| matches!(tag, "VB" | "VBP") && lemma == word)
+        })
 }
 
 /// Whether `word` is spelt as its verb's base ("cut", "put"), so that it
 /// may be a base after "I'd" ("I'd cut the thread").
 pub(super) fn is_spelt_as_base(word: &str) -> bool {
-    !word.ends_with("ed") && tag_as_verb(word).is_some_and(|(_, lemma)| lemma == word)
+    !word.ends_with("ed") && with_verb_tag(word, |tagged| tagged.is_some_and(|(_, lemma)| lemma == word))
 }
 
 /// Whether the tagger reads `word` after "i have" as a participle: "i
@@ -109,7 +145,7 @@ pub(super) fn is_participle_after_have(word: &str) -> bool {
 /// Whether the tagger reads `word` as an adjective after the liaison:
 /// "i limited it" is tagged JJ.
 pub(super) fn is_adjective(word: &str) -> bool {
-    tag_as_verb(word).is_some_and(|(tag, _)| tag.starts_with("JJ"))
+    with_verb_tag(word, |tagged| tagged.is_some_and(|(tag, _)| tag.starts_with("JJ")))
 }
 
 /// Whether `word` is a verb in the third person: "it costs".
@@ -121,11 +157,39 @@ pub(super) fn is_third_person(word: &str) -> bool {
 /// Whether the tagger's lexicon knows `word` (lowercase) as English: it
 /// reads unknown words as proper nouns or foreign words.
 pub(super) fn is_english(word: &str) -> bool {
+    if word.len() > MAX_REMEMBERED_BYTES {
+        return tagged_english(word);
+    }
+    ENGLISH.with(|known| {
+        let mut known = known.borrow_mut();
+        if let Some(&english) = known.get(word) {
+            return english;
+        }
+        if known.len() >= MAX_REMEMBERED {
+            known.clear();
+        }
+        let english = tagged_english(word);
+        known.insert(word.to_owned(), english);
+        english
+    })
+}
+
+/// The tagger asked whether `word` is English.
+fn tagged_english(word: &str) -> bool {
     let tokens = TAGGER.tag_raw_tokens(&[word]);
     tokens
         .first()
         .and_then(|token| token.pos.as_deref())
         .is_some_and(|tag| !matches!(tag, "NNP" | "NNPS" | "FW"))
+}
+
+/// The tagger asked for the tag and lemma of `word` as the verb of "i
+/// WORD it".
+fn verb_tag(word: &str) -> Option<(String, String)> {
+    let tokens = TAGGER.tag_raw_tokens(&["i", word, "it"]);
+    tokens
+        .get(1)
+        .and_then(|token| Some((token.pos.clone()?, token.lemma.clone().unwrap_or_else(|| word.to_owned()))))
 }
 
 #[cfg(test)]
@@ -156,6 +220,37 @@ mod tests {
         for word in ["interesting", "limited", "morning", "publish", "the", "bed", "act-1", "sorry", "ok"] {
             assert_eq!(completed_form(word), 0, "{word}");
         }
+    }
+
+    #[test]
+    fn the_remembered_readings_stay_bounded() {
+        let long = "a".repeat(MAX_REMEMBERED_BYTES + 1) + "ed";
+        assert_eq!(completed_form(&long), PAST | PARTICIPLE, "a long word is still read");
+        assert!(!is_english(&long.replace('a', "q")));
+        // Distinct words, in letters: `zq` and `n` in base 26.
+        let spelt = |mut n: usize| {
+            let mut word = String::from("zq");
+            loop {
+                word.push(char::from(b'a' + (n % 26) as u8));
+                n /= 26;
+                if n == 0 {
+                    return word;
+                }
+            }
+        };
+        for n in 0..MAX_REMEMBERED + 100 {
+            completed_form(&format!("{}ed", spelt(n)));
+            is_english(&spelt(n));
+        }
+        let (readings, longest) =
+            READINGS.with(|map| (map.borrow().len(), map.borrow().keys().map(String::len).max()));
+        assert!(
+            readings <= MAX_REMEMBERED && longest.unwrap_or(0) <= MAX_REMEMBERED_BYTES,
+            "{readings} words"
+        );
+        let (english, longest) =
+            ENGLISH.with(|map| (map.borrow().len(), map.borrow().keys().map(String::len).max()));
+        assert!(english <= MAX_REMEMBERED && longest.unwrap_or(0) <= MAX_REMEMBERED_BYTES, "{english} words");
     }
 
     #[test]
