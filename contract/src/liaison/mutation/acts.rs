@@ -13,6 +13,8 @@ use std::sync::LazyLock;
 
 /// How many words after a guarded verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
+/// The forms of "give", whose object stands after its recipient.
+const GIVING: &[&str] = &["give", "gives", "gave", "given", "giving"];
 
 /// A guarded verb's objects (each a run of words) and its act's index.
 type Guard = (Vec<Vec<String>>, usize);
@@ -181,8 +183,11 @@ impl Acts {
             matches!(before, "have" | "has" | "had" | "'ve" | "was" | "were" | "been" | "am" | "'m")
         });
         let plain = plain.filter(|_| !verb);
-        let after: Vec<&str> =
-            clause.iter().skip(index + 1).take(OBJECT_WINDOW).map_while(Token::word).collect();
+        // Stop 52: a verb of giving names its recipient before its object
+        // ("Gave the audit log a read"), so its object may end two words
+        // further.
+        let window = OBJECT_WINDOW + if GIVING.contains(&spelt.as_str()) { 2 } else { 0 };
+        let after: Vec<&str> = clause.iter().skip(index + 1).take(window).map_while(Token::word).collect();
         self.guarded
             .get(&spelt)?
             .iter()

@@ -540,7 +540,7 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         || setting_value(clause, index)
         || done_names_a_read(clause, index)
         || (roles::state_field_value(clause, index) && word(clause, index + 1) != Some("by"))
-        || roles::on_own_text(clause, index)
+        || roles::names_no_effect(clause, index)
     {
         return None;
     }
@@ -678,6 +678,19 @@ const READ_OBJECTS: &[&str] = &[
     "research",
 ];
 
+/// How many tokens after "done" may point to the answer ("below").
+const DONE_ANSWER_WINDOW: usize = 12;
+
+/// Words that may stand before a "done" that heads its clause.
+const DONE_OPENERS: &[&str] = &["all", "ok", "okay", "right", "so"];
+
+/// Words of a label "done" heads before its list: "Done today:", "All
+/// done on my side:".
+const DONE_LABELS: &[&str] = &["today", "so", "far", "now", "here", "on", "my", "side", "end"];
+
+/// How many words after a "done" label's pause may hold the read it lists.
+const DONE_LIST_WINDOW: usize = 4;
+
 /// How many words after "done with" may name what was finished.
 const DONE_WITH_WINDOW: usize = 3;
 
@@ -696,6 +709,25 @@ fn done_names_a_read(clause: &[Token], index: usize) -> bool {
     } else {
         index + 1
     };
+    // Stop 52: the answer pointed to where it stands ("Done ✓ numbers
+    // below", "Done as you asked: the list is below"), and a label heading
+    // a list of reads ("Done today → read the inbox, tallied 12 threads").
+    let heads = index
+        .checked_sub(1)
+        .is_none_or(|before| word(clause, before).is_none_or(|w| DONE_OPENERS.contains(&w)));
+    let points_to_answer = (at..at + DONE_ANSWER_WINDOW)
+        .map_while(|after| clause.get(after))
+        .any(|token| matches!(token.word(), Some("below" | "above")));
+    let labels_reads =
+        (at..at + 4).find(|&pause| clause.get(pause) == Some(&Token::Pause)).is_some_and(|pause| {
+            (at..pause).all(|label| word(clause, label).is_some_and(|w| DONE_LABELS.contains(&w)))
+                && (pause + 1..pause + 1 + DONE_LIST_WINDOW)
+                    .take_while(|&read| word(clause, read).is_some())
+                    .any(|read| super::acts::ACTS.act_at(clause, read).is_some())
+        });
+    if heads && (points_to_answer || labels_reads) {
+        return true;
+    }
     match word(clause, at) {
         Some("with") => (at + 1..at + 1 + DONE_WITH_WINDOW)
             .map_while(|object| word(clause, object))

@@ -170,7 +170,7 @@ fn effect_verb_at(clause: &[Token], index: usize, expect: u8) -> Option<(&'stati
             // Only the direct object, up to its first preposition, can make it a read.
             let mut object = window.iter().take_while(|word| !grammar::PREPOSITIONS.contains(word));
             let benign = object.any(|word| verb.benign_objects.iter().any(|benign| benign == word))
-                || super::roles::on_own_text(clause, index);
+                || super::roles::names_no_effect(clause, index);
             return (!benign).then_some((verb, found.forms, after));
         }
         let end = object_end(clause, after, &verb.objects)?;
@@ -243,6 +243,13 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     Some(framed(finding(&verb.family, clause, index, agent + length), "the liaison as agent"))
 }
 
+/// Words of wishing before an infinitive: "I'd love to", "I'd rather".
+const WISHES: &[&str] = &["love", "like", "want", "prefer", "happy", "glad", "rather"];
+
+/// Determiners and possessives, after which a word is a noun.
+const DETERMINERS: &[&str] =
+    &["the", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her", "your", "my", "our"];
+
 // "Published it myself": the actor named after the verb.
 fn reflexive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let (verb, _) = plain_verb(word(clause, index)?, BASE | PAST)?;
@@ -250,6 +257,16 @@ fn reflexive_claim(clause: &[Token], index: usize) -> Option<Finding> {
     let at = window.iter().position(|word| matches!(*word, "myself" | "ourselves"))?;
     if grammar::negated_in_scope(clause, index) || window[..at].iter().any(|word| grammar::is_negation(word))
     {
+        return None;
+    }
+    // Stop 52: a wish's infinitive is no act ("I'd love to retry job-17
+    // myself, but ..."), and a word after a determiner or a possessive
+    // within two words is a noun ("looked up job-52's error message
+    // myself").
+    let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
+    let wished = before(1) == Some("to") && before(2).is_some_and(|wish| WISHES.contains(&wish));
+    let noun = (1..=2).filter_map(before).any(|w| DETERMINERS.contains(&w) || w.ends_with("'s"));
+    if wished || noun {
         return None;
     }
     Some(finding(&verb.family, clause, index, index + 2 + at))

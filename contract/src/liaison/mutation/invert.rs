@@ -788,7 +788,7 @@ fn verb_claim(
     }
     if next.is_some_and(grammar::is_empty_object)
         || possessive(clause, at, completion)
-        || roles::on_own_text(clause, at)
+        || roles::names_no_effect(clause, at)
     {
         return None;
     }
@@ -948,7 +948,7 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     // me") and an act on the liaison's own text ("fixed a typo in my
     // table") report no effect.
     let state_field = roles::state_field_value(clause, index) && word(clause, index + 1) != Some("by");
-    if roles::is_noun_use(clause, index) || state_field || roles::on_own_text(clause, index) {
+    if roles::is_noun_use(clause, index) || state_field || roles::names_no_effect(clause, index) {
         return None;
     }
     // "Declined the friend request": a thing's own change is an act when

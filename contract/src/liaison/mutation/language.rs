@@ -108,8 +108,13 @@ fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
     let (mut words, mut english) = (0usize, 0usize);
     let mut buffer = String::new();
     let mut digit = false;
-    for c in stretch.chain(std::iter::once(' ')) {
-        if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
+    let mut stretch = stretch.chain(std::iter::once(' ')).peekable();
+    while let Some(c) = stretch.next() {
+        // A dotted name (`sendgrid.net`) counts as an id, like a figure.
+        let dotted = c == '.' && !buffer.is_empty() && stretch.peek().is_some_and(|n| n.is_alphanumeric());
+        if dotted {
+            digit = true;
+        } else if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             digit |= c.is_ascii_digit();
             buffer.push(c);
         } else if !buffer.is_empty() {
@@ -237,8 +242,17 @@ fn stretches(
     let mut sentence_start = true;
     let (mut start, mut alphanumeric) = (0, false);
     let mut at = 0;
-    for character in characters {
-        if is_stretch_break(character) {
+    let mut characters = characters.peekable();
+    let mut previous = ' ';
+    while let Some(character) = characters.next() {
+        // Stop 52: a period between two letters or digits joins the parts
+        // of one name (`sendgrid.net`, `CHANGELOG.md`, `1.8.0`), not two
+        // sentences; [`words_of`] drops such a word as in no language.
+        let joins = character == '.'
+            && previous.is_alphanumeric()
+            && characters.peek().is_some_and(|next| next.is_alphanumeric());
+        previous = character;
+        if is_stretch_break(character) && !joins {
             if let Some(foreign) = judge(start..at, sentence_start) {
                 return Some(foreign);
             }
@@ -292,9 +306,15 @@ struct Word {
 fn words_of(stretch: &[Letter]) -> Vec<Word> {
     let mut words = Vec::new();
     let mut current = Word { text: String::new(), capital: false };
-    for letter in stretch {
+    for (at, letter) in stretch.iter().enumerate() {
         let c = letter.lower;
-        if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
+        // A period inside a word joins a name's parts: the word is an id.
+        let dotted = c == '.'
+            && !current.text.is_empty()
+            && stretch.get(at + 1).is_some_and(|next| next.lower.is_alphanumeric());
+        if dotted {
+            current.text.push('0');
+        } else if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             if current.text.is_empty() {
                 current.capital = letter.capital;
             }
@@ -306,7 +326,8 @@ fn words_of(stretch: &[Letter]) -> Vec<Word> {
     if !current.text.is_empty() {
         words.push(current);
     }
-    // Ids and figures (`act-1`, `v2`) are in no language.
+    // Ids and figures (`act-1`, `v2`), and dotted names (marked with a
+    // digit above), are in no language.
     words.retain(|word| !word.text.chars().any(|c| c.is_ascii_digit()));
     words
 }
@@ -342,7 +363,9 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     if latin_letters < MIN_LATIN_LETTERS || quickly_english(stretch.iter().map(|letter| letter.lower)) {
         return None;
     }
-    let words = without_names(words_of(stretch), sentence_start);
+    let words = words_of(stretch);
+    let head = words.first().filter(|word| word.capital).map(|word| word.text.clone());
+    let words = without_names(words, sentence_start);
     if words.iter().map(|word| word.chars().filter(|c| c.is_alphabetic()).count()).sum::<usize>()
         < MIN_LATIN_LETTERS
     {
@@ -355,14 +378,28 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     // A stretch of English words is English, whatever the identifier
     // would say ("Engagement" alone reads as French): most stretches end
     // here, before the identifier's cost.
-    let unknown = words
-        .iter()
-        .filter(|word| {
-            let word = word.trim_matches(['\'', '-']);
-            !words::is_english(word) && !INTERJECTIONS.contains(&word)
-        })
-        .count();
+    // Stop 52: a plural of an English word is English ("3 admins → 2
+    // admins"), its stem at least four letters long.
+    let unknown_word = |word: &str| {
+        let word = word.trim_matches(['\'', '-']);
+        let plural_of_english = word.len() > 4
+            && word.strip_suffix('s').is_some_and(|stem| !stem.ends_with('s') && words::is_english(stem));
+        !words::is_english(word) && !INTERJECTIONS.contains(&word) && !plural_of_english
+    };
+    let unknown = words.iter().filter(|word| unknown_word(word)).count();
     if unknown == 0 {
+        return None;
+    }
+    // Stop 52: a capitalised word heading a sentence whose other words
+    // (one or more) are all English is a name, a tool's or a brand's, that
+    // English goes on about ("Zendesk shows", "Mailchimp reports").
+    let named_head = words.len() >= 2
+        && unknown == 1
+        && sentence_start
+        && head.as_ref() == words.first()
+        && unknown_word(&words[0])
+        && words[1..].iter().all(|word| !unknown_word(word));
+    if named_head {
         return None;
     }
     let text = words.join(" ");

@@ -584,15 +584,31 @@ pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
     let logged = index >= 2
         && clause[index - 1] == Token::Pause
         && word(clause, index - 2).is_some_and(|actor| OTHER_ACTORS.contains(&actor));
+    // Stop 52: a timestamped log line names its actor, any name, between
+    // its time and its verb ("09:14 — Maria: paused Spring Promo").
+    let timestamped = index >= 4
+        && clause[index - 1] == Token::Pause
+        && named(index - 2)
+        && clause[index - 3] == Token::Pause
+        && word(clause, index - 4).is_some_and(is_time);
     logged
+        || timestamped
         || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
             let after_pause =
                 clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
-            let field = matches!(word(clause, at), Some("actor" | "by" | "user"))
-                && clause.get(at + 1) == Some(&Token::Pause)
-                && named(at + 2);
+            // Stop 52: a record's sender, author or owner field too
+            // ("(sender: Sam)").
+            let field =
+                matches!(word(clause, at), Some("actor" | "by" | "user" | "sender" | "author" | "owner"))
+                    && clause.get(at + 1) == Some(&Token::Pause)
+                    && named(at + 2);
             after_pause || field
         })
+}
+
+/// Whether `word` is a time of day: "09:14", "22:10".
+fn is_time(word: &str) -> bool {
+    word.len() <= 5 && word.contains(':') && word.bytes().all(|b| b.is_ascii_digit() || b == b':')
 }
 
 /// How far around a word another step of a walkthrough may stand.
@@ -844,6 +860,80 @@ pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
         word(clause, at) == Some("my")
             && (word(clause, at + 1).is_some_and(|noun| OWN_TEXT.contains(&noun))
                 || word(clause, at + 2).is_some_and(|noun| OWN_TEXT.contains(&noun)))
+    })
+}
+
+/// Whether the effect word at `index` names no effect for a reason of its
+/// own words: an act on the liaison's own text ([`on_own_text`]), or one
+/// of the idioms of [`idiom_names_no_effect`].
+pub(super) fn names_no_effect(clause: &[Token], index: usize) -> bool {
+    on_own_text(clause, index) || idiom_names_no_effect(clause, index)
+}
+
+/// What may stand after "clear" and before "up" when clearing up is
+/// explaining: "Let me clear something up".
+const CLEARED_UP: &[&str] = &["something", "things", "that", "this", "confusion"];
+
+/// The names that sign a message.
+const SIGNATURES: &[&str] = &["your", "harmonia", "nova", "the"];
+
+/// Stop 52: idioms whose effect word names no effect, read in the two or
+/// three words after it:
+/// - a message's closing formulae: "signing off" with nothing after it
+///   but a pause ("Signing off — remember ..."), and "signed" between
+///   pauses before a signature ("(signed, your assistant)"); signing off
+///   on something, or signing a contract, stays an effect;
+/// - clearing up a point is explaining it: "clear" with "something",
+///   "things", "that", "this" or "confusion", then "up"; clearing the
+///   queue stays an effect.
+fn idiom_names_no_effect(clause: &[Token], index: usize) -> bool {
+    let ends = |at: usize| clause.get(at).is_none_or(|token| token.word().is_none());
+    match word(clause, index) {
+        Some("sign" | "signs" | "signing" | "signed") if word(clause, index + 1) == Some("off") => {
+            ends(index + 2)
+        }
+        Some("signed") => {
+            index.checked_sub(1).is_none_or(|at| clause[at].word().is_none())
+                && clause.get(index + 1) == Some(&Token::Pause)
+                && word(clause, index + 2).is_some_and(|name| SIGNATURES.contains(&name))
+        }
+        // "Steps I took:", "the steps we followed:": a heading of steps,
+        // which are judged one by one after it.
+        Some("took" | "followed")
+            if clause.get(index + 1) == Some(&Token::Pause)
+                && matches!(word(clause, index.wrapping_sub(1)), Some("i" | "we"))
+                && word(clause, index.wrapping_sub(2)) == Some("steps") =>
+        {
+            true
+        }
+        Some("clear" | "clears" | "cleared" | "clearing") => {
+            let up_at = match (word(clause, index + 1), word(clause, index + 2)) {
+                (Some("a"), Some("few" | "couple")) => index + 4,
+                _ => index + 2,
+            };
+            word(clause, up_at - 1).is_some_and(|what| CLEARED_UP.contains(&what))
+                && word(clause, up_at) == Some("up")
+        }
+        _ => after_to_do_label(clause, index),
+    }
+}
+
+/// Nouns a label of acts still to do heads: "Changes to make:".
+const TO_DO_NOUNS: &[&str] = &["changes", "steps", "things", "fixes", "edits", "tasks", "actions", "options"];
+
+/// How many words a label of acts still to do may hold before its pause.
+const TO_DO_LABEL_WINDOW: usize = 6;
+
+/// Stop 52: an act right after a label of acts still to do ("Changes to
+/// make in Shopify: set the price to $39") is one of them, not done: the
+/// label's noun with "to" and a verb, up to a few words, then a pause.
+fn after_to_do_label(clause: &[Token], index: usize) -> bool {
+    let Some(pause) = index.checked_sub(1).filter(|&at| clause[at] == Token::Pause) else { return false };
+    (pause.saturating_sub(TO_DO_LABEL_WINDOW)..pause.saturating_sub(2)).any(|at| {
+        word(clause, at).is_some_and(|noun| TO_DO_NOUNS.contains(&noun))
+            && word(clause, at + 1) == Some("to")
+            && (at..pause).all(|inside| word(clause, inside).is_some())
+            && at.checked_sub(1).is_none_or(|before| word(clause, before).is_none())
     })
 }
 

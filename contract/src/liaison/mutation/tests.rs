@@ -535,12 +535,19 @@ fn catalogue_case(name: &str) -> (Trace, Value) {
 /// sentences leave the answer accepted.
 #[test]
 fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
+    let failures = appended_failures("corpus.toml");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The sentences of `tests/claims/<name>` the validator judges wrongly when
+/// each is appended to the grounded job-status answer.
+fn appended_failures(name: &str) -> Vec<String> {
     let (trace, grounded) = catalogue_case("grounded-job-status");
     let skills = SkillSet::builtin();
     assert!(validate(&trace, &grounded, &skills, Mode::Review).accepted);
     let call = trace.entries.iter().position(|entry| entry.response.is_some()).unwrap();
     let mut failures = Vec::new();
-    for category in load("corpus.toml").category {
+    for category in load(name).category {
         let rule = category.rule.as_deref().unwrap_or("mutation_claim");
         for sentence in &category.sentences {
             let text = sentence.text();
@@ -574,7 +581,15 @@ fn the_validator_rejects_claims_appended_to_a_grounded_answer() {
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
+}
+
+#[test]
+#[ignore = "temporary"]
+fn tmp_gap_failures() {
+    let figures = corpus::measure(&load("gaps.toml"), judge);
+    println!("JUDGE\n{}", figures.failures.join("\n"));
+    println!("APPENDED\n{}", appended_failures("gaps.toml").join("\n"));
 }
 
 /// Only the two cases made for rules 7 and 7b are refused by them.
