@@ -139,7 +139,18 @@ fn coordinated_claim(clause: &[Token], start: usize, main: &Chain, skip_asides: 
             at += 1;
         }
         let chain = grammar::walk(clause, at, FINITE | main.expect, skip_asides);
-        if let Some((verb, forms, end)) = effect_verb_at(clause, chain.end, chain.expect) {
+        // Stop 52: a participle with another agent after it is that
+        // agent's passive, no verb of the liaison's ("I can see three
+        // invites, all sent by Maria").
+        let others = |end: usize| {
+            word(clause, end) == Some("by")
+                && grammar::agent_at(clause, end, true).is_none()
+                && word(clause, end + 1)
+                    .is_some_and(|agent| !matches!(agent, "me" | "us" | "myself" | "hand" | "mistake"))
+        };
+        if let Some((verb, forms, end)) =
+            effect_verb_at(clause, chain.end, chain.expect).filter(|&(_, _, end)| !others(end))
+        {
             let shares_negation = !chain.has_auxiliary && !contrast && forms & main.expect != 0;
             let negated = chain.negated || (shares_negation && main.negated);
             if !negated {

@@ -856,10 +856,17 @@ pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
     let object = |at: &usize| {
         word(clause, *at).is_some_and(|w| !grammar::is_auxiliary(w) && !CONJUNCTIONS.contains(&w))
     };
+    // Stop 52: so is the text the answer places "below" or "above" ("in
+    // the list below"), and an act done "in my head".
     (index + 1..index + 1 + OWN_TEXT_WINDOW).take_while(object).any(|at| {
-        word(clause, at) == Some("my")
-            && (word(clause, at + 1).is_some_and(|noun| OWN_TEXT.contains(&noun))
-                || word(clause, at + 2).is_some_and(|noun| OWN_TEXT.contains(&noun)))
+        let own_noun = |at: usize| word(clause, at).is_some_and(|noun| OWN_TEXT.contains(&noun));
+        let placed = |at: usize| matches!(word(clause, at), Some("below" | "above"));
+        let mine = word(clause, at) == Some("my") && (own_noun(at + 1) || own_noun(at + 2));
+        let shown = matches!(word(clause, at), Some("the" | "this")) && own_noun(at + 1) && placed(at + 2);
+        let thought = word(clause, at) == Some("in")
+            && word(clause, at + 1) == Some("my")
+            && word(clause, at + 2) == Some("head");
+        mine || shown || thought
     })
 }
 
