@@ -581,6 +581,13 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
     if roles::by_itself(clause, index) && !liaison_agent_after(clause, index) {
         return None;
     }
+    // Stop 52: a thing's own change, active, in a time or relative clause
+    // is when or which, not a report of an act: "before it shipped",
+    // "ever since the posting time changed", "the one that shipped" (a
+    // passive there, "since it was paused", stays judged).
+    if !chain.be && subject != Subject::Missing && in_time_or_relative_clause(clause, chain.start) {
+        return None;
+    }
     let participle = effect.forms & (PAST | PARTICIPLE) != 0;
     // "The thread went out at 9", "the newsletter has gone out": the
     // state a publication leaves, whoever the subject names ("goes out
@@ -652,6 +659,29 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         }
         Subject::Liaison => None,
     }
+}
+
+/// Words that open a time or relative clause.
+const SUBORDINATORS: &[&str] = &["before", "after", "since", "until", "once", "when", "that", "which"];
+
+/// How many words a subject may hold between a subordinator and its verb.
+const SUBORDINATE_SUBJECT: usize = 4;
+
+/// Whether the verb chain at `start` has its subject right after a word
+/// opening a time or relative clause, within a few words, no pause between.
+fn in_time_or_relative_clause(clause: &[Token], start: usize) -> bool {
+    (1..=SUBORDINATE_SUBJECT)
+        .map_while(|back| start.checked_sub(back))
+        .map_while(|at| word(clause, at).map(|w| (at, w)))
+        .any(|(at, before)| {
+            // A relative "that" or "which" follows its noun; "That's 40
+            // invites sent" is a demonstrative.
+            let relative = matches!(before, "that" | "which");
+            SUBORDINATORS.contains(&before)
+                && (!relative
+                    || (at.checked_sub(1).is_some_and(|noun| word(clause, noun).is_some())
+                        && !matches!(word(clause, at + 1), Some("'s" | "is" | "are" | "was" | "were"))))
+        })
 }
 
 /// What a finished read may be done with besides [`roles::READ_NOUNS`]:
