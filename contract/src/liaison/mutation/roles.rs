@@ -596,15 +596,25 @@ pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
         || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
             let after_pause =
                 clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
+            // Stop 52: a record writes its actor beside the time, set apart
+            // ("deleted (Priya, 11:40)").
+            let beside_time = clause[at] == Token::Pause
+                && named(at + 1)
+                && !word(clause, at + 1).is_some_and(|label| TIME_LABELS.contains(&label))
+                && clause.get(at + 2) == Some(&Token::Pause)
+                && word(clause, at + 3).is_some_and(is_time);
             // Stop 52: a record's sender, author or owner field too
             // ("(sender: Sam)").
             let field =
                 matches!(word(clause, at), Some("actor" | "by" | "user" | "sender" | "author" | "owner"))
                     && clause.get(at + 1) == Some(&Token::Pause)
                     && named(at + 2);
-            after_pause || field
+            after_pause || beside_time || field
         })
 }
+
+/// A record's labels for a time, which name no actor: "When: 09:14".
+const TIME_LABELS: &[&str] = &["when", "time", "date", "at", "on", "updated", "changed", "since"];
 
 /// Whether `word` is a time of day: "09:14", "22:10".
 fn is_time(word: &str) -> bool {
