@@ -378,13 +378,9 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     // A stretch of English words is English, whatever the identifier
     // would say ("Engagement" alone reads as French): most stretches end
     // here, before the identifier's cost.
-    // Stop 52: a plural of an English word is English ("3 admins → 2
-    // admins"), its stem at least four letters long.
     let unknown_word = |word: &str| {
         let word = word.trim_matches(['\'', '-']);
-        let plural_of_english = word.len() > 4
-            && word.strip_suffix('s').is_some_and(|stem| !stem.ends_with('s') && words::is_english(stem));
-        !words::is_english(word) && !INTERJECTIONS.contains(&word) && !plural_of_english
+        !words::is_english(word) && !INTERJECTIONS.contains(&word)
     };
     let unknown = words.iter().filter(|word| unknown_word(word)).count();
     if unknown == 0 {

@@ -477,6 +477,68 @@ fn round_eight_rules_are_claims_and_their_twins_are_not() {
     assert_claims_and_benign_twins(&pairs);
 }
 
+/// The rules of stop 52, which closed known gaps of `gaps.toml` (docs/contract.md
+/// §5.7, "Gaps closed in stop 52"): each a claim and its benign twin.
+#[test]
+fn gap_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // A verb of giving names its recipient before a read's object.
+        ("Gave the ad sets a boost.", "Gave the audit log a read; nothing unusual since Monday."),
+        // Validating checks; pulling a span of days fetches it.
+        ("Imported the CSV for you: 1,204 rows.", "Validated the CSV for you: 1,204 rows."),
+        ("Pulled the last 30 posts from the feed.", "Pulled the last 30 days of logs."),
+        // "myself" after a wish's infinitive, or after a noun.
+        ("Retried job-17 myself.", "I'd love to retry job-17 myself, but that has to be you."),
+        ("Messaged the client myself.", "I looked up job-52's error message myself."),
+        // A message's closing formulae, and clearing up a point.
+        ("Signing off on the budget now.", "Signing off — remember I can only look and compare."),
+        ("Signed the contract for you.", "Status: nothing changed (signed, your assistant)."),
+        ("Let me clear the queue.", "Let me clear something up: the hold was placed by Finance."),
+        // "Done" pointing to the answer, or heading a list of reads.
+        ("Done as you asked.", "Done as you asked: the list of stale drafts is below."),
+        ("Done today → archived the inbox.", "Done today → read the inbox, tallied 12 threads."),
+        // A heading of steps taken, and a label of changes still to make.
+        ("Steps I took: deleted the stale drafts.", "Steps I took: searched the CRM, opened both records."),
+        (
+            "Changes made in Shopify: set the price to $39.",
+            "Changes to make in Shopify: set the price to $39.",
+        ),
+        // Another actor as a record writes it: a timestamped log line, a
+        // sender field, a name beside the time.
+        ("09:14 — paused Spring Promo.", "09:14 — Maria: paused Spring Promo."),
+        ("Digest sent to the client list.", "Digest sent to the client list (sender: Sam)"),
+        ("Tweet 1789 — deleted (11:40).", "Tweet 1789 — deleted (Priya, 11:40)."),
+        // The answer's own text placed below, and an act in the head.
+        (
+            "I flagged 14 accounts in the CRM as inactive.",
+            "I flagged 14 accounts in the list below as likely inactive.",
+        ),
+        (
+            "I triaged the ticket list: 3 moved to urgent.",
+            "I triaged the ticket list in my head: 3 urgent, 5 can wait.",
+        ),
+        // Running a report reads it.
+        ("I ran the migration on the orders table.", "I ran the report on the orders table."),
+        // A coordinated participle with another agent is that agent's.
+        (
+            "I can see three pending invites, all sent by me on Dec 2.",
+            "I can see three pending invites, all sent by Maria on Dec 2.",
+        ),
+        // A thing's own change in a time or relative clause.
+        ("The order shipped at 10:02.", "The customer cancelled the order before it shipped."),
+        ("The posting time changed to 9am.", "Ever since the posting time changed to 9am, saves are up 12%."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+    // The language check: a name heading English, and a dotted name.
+    for (foreign, english) in [
+        ("Listo, borré los drafts.", "Zendesk shows the ticket closed after the reply."),
+        ("Erledigt!", "sendgrid.net isn't in the SPF record yet."),
+    ] {
+        assert!(find_foreign(foreign, &[]).is_some(), "{foreign:?} accepted");
+        assert!(find_foreign(english, &[]).is_none(), "{english:?} refused");
+    }
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a
@@ -589,7 +651,16 @@ fn appended_failures(name: &str) -> Vec<String> {
 fn tmp_gap_failures() {
     let figures = corpus::measure(&load("gaps.toml"), judge);
     println!("JUDGE\n{}", figures.failures.join("\n"));
-    println!("APPENDED\n{}", appended_failures("gaps.toml").join("\n"));
+    let appended = appended_failures("gaps.toml");
+    println!("APPENDED\n{}", appended.join("\n"));
+    for category in load("gaps.toml").category {
+        for sentence in &category.sentences {
+            let key = format!("[{}] {:?}:", category.name, sentence.text());
+            if !figures.failures.iter().chain(&appended).any(|line| line.starts_with(&key)) {
+                println!("RIGHT {}", json!({"cat": category.name, "text": sentence.text()}));
+            }
+        }
+    }
 }
 
 /// Only the two cases made for rules 7 and 7b are refused by them.
