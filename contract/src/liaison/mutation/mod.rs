@@ -128,6 +128,17 @@
 //!   liaison's own text; shortened weekdays; "kinda" and "sorta" as
 //!   adverbs between the liaison and its verb;
 //! - `words` remembers the tagger's readings per word and thread.
+//!
+//! Stop 52 (known gaps of `gaps.toml`;
+//! `gap_rules_are_claims_and_their_twins_are_not`) added: a recipient
+//! before a read's object after "give"; validating, pulling a span of days,
+//! running a report; "myself" after a wish or a noun; sign-offs and
+//! clearing up a point; "done" pointing to the answer or heading a list of
+//! reads; headings of steps and labels of acts to do; a timestamped log
+//! line's actor, sender fields, a name beside a time; the answer's text
+//! below or above, an act "in my head"; a coordinated participle with
+//! another agent; a thing's own change in a time or relative clause; and,
+//! in the language check, dotted names and a name heading English.
 
 use std::collections::HashSet;
 
