@@ -136,7 +136,8 @@
 //! clearing up a point; "done" pointing to the answer or heading a list of
 //! reads; headings of steps and labels of acts to do; a timestamped log
 //! line's actor, sender fields, a name beside a time; the answer's text
-//! below or above, an act "in my head"; a coordinated participle with
+//! below or above, an act "in my head"; a name after a verb of naming, a
+//! pledge ("committed to a launch"); a coordinated participle with
 //! another agent; a thing's own change in a time or relative clause; and,
 //! in the language check, dotted names and a name heading English.
 

@@ -891,6 +891,9 @@ pub(super) fn names_no_effect(clause: &[Token], index: usize) -> bool {
 /// explaining: "Let me clear something up".
 const CLEARED_UP: &[&str] = &["something", "things", "that", "this", "confusion"];
 
+/// Verbs of naming, after which a word is a name: "labelled 'Sent'".
+const NAMING: &[&str] = &["labelled", "labeled", "named", "called", "titled", "entitled"];
+
 /// The names that sign a message.
 const SIGNATURES: &[&str] = &["your", "harmonia", "nova", "the"];
 
@@ -900,11 +903,18 @@ const SIGNATURES: &[&str] = &["your", "harmonia", "nova", "the"];
 ///   but a pause ("Signing off — remember ..."), and "signed" between
 ///   pauses before a signature ("(signed, your assistant)"); signing off
 ///   on something, or signing a contract, stays an effect;
+/// - a word right after a verb of naming is a name ("labelled 'Sent'"),
+///   and committing to a plan or to doing is a pledge;
 /// - clearing up a point is explaining it: "clear" with "something",
 ///   "things", "that", "this" or "confusion", then "up"; clearing the
 ///   queue stays an effect.
 fn idiom_names_no_effect(clause: &[Token], index: usize) -> bool {
     let ends = |at: usize| clause.get(at).is_none_or(|token| token.word().is_none());
+    // A word right after a verb of naming is the name, a label's text:
+    // "Payouts are labelled 'Sent'".
+    if index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|w| NAMING.contains(&w)) {
+        return true;
+    }
     match word(clause, index) {
         Some("sign" | "signs" | "signing" | "signed") if word(clause, index + 1) == Some("off") => {
             ends(index + 2)
@@ -922,6 +932,13 @@ fn idiom_names_no_effect(clause: &[Token], index: usize) -> bool {
                 && word(clause, index.wrapping_sub(2)) == Some("steps") =>
         {
             true
+        }
+        // Committing to a plan or to doing something is a pledge: "The
+        // team committed to a Friday launch" ("committed the change to
+        // main" and "committed to main" stay effects).
+        Some("commit" | "commits" | "committed" | "committing") if word(clause, index + 1) == Some("to") => {
+            word(clause, index + 2)
+                .is_some_and(|w| matches!(w, "a" | "an") || (w.len() > 4 && w.ends_with("ing")))
         }
         Some("clear" | "clears" | "cleared" | "clearing") => {
             let up_at = match (word(clause, index + 1), word(clause, index + 2)) {

@@ -524,6 +524,9 @@ fn gap_rules_are_claims_and_their_twins_are_not() {
             "I can see three pending invites, all sent by me on Dec 2.",
             "I can see three pending invites, all sent by Maria on Dec 2.",
         ),
+        // A name after a verb of naming, and a pledge.
+        ("Payouts in the PayPal report are sent.", "Payouts in the PayPal report are labelled 'Sent'."),
+        ("Committed the config change to main.", "The team committed to a Friday launch."),
         // A thing's own change in a time or relative clause.
         ("The order shipped at 10:02.", "The customer cancelled the order before it shipped."),
         ("The posting time changed to 9am.", "Ever since the posting time changed to 9am, saves are up 12%."),
