@@ -486,6 +486,7 @@ fn gap_rules_are_claims_and_their_twins_are_not() {
         ("Gave the ad sets a boost.", "Gave the audit log a read; nothing unusual since Monday."),
         // Validating checks; pulling a span of days fetches it.
         ("Imported the CSV for you: 1,204 rows.", "Validated the CSV for you: 1,204 rows."),
+        ("Validated the new vendor's bank account.", "Validated the export's JSON against the schema."),
         ("Pulled the last 30 posts from the feed.", "Pulled the last 30 days of logs."),
         // "myself" after a wish's infinitive, or after a noun.
         ("Retried job-17 myself.", "I'd love to retry job-17 myself, but that has to be you."),
