@@ -110,17 +110,21 @@ fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
     let mut digit = false;
     let mut stretch = stretch.chain(std::iter::once(' ')).peekable();
     while let Some(c) = stretch.next() {
-        // A dotted name (`sendgrid.net`) counts as an id, like a figure.
+        // A period inside a word is kept, to read it whole below.
         let dotted = c == '.' && !buffer.is_empty() && stretch.peek().is_some_and(|n| n.is_alphanumeric());
         if dotted {
-            digit = true;
+            buffer.push(c);
         } else if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             digit |= c.is_ascii_digit();
             buffer.push(c);
         } else if !buffer.is_empty() {
-            if !digit {
-                words += 1;
-                english += usize::from(is_english(&buffer));
+            // A dotted name (`sendgrid.net`) is an id, like a figure; other
+            // dotted words are their parts.
+            if !is_dotted_name(&buffer) {
+                for part in buffer.split('.').filter(|part| !part.chars().any(|c| c.is_ascii_digit())) {
+                    words += 1;
+                    english += usize::from(is_english(part));
+                }
             }
             buffer.clear();
             digit = false;
@@ -308,12 +312,12 @@ fn words_of(stretch: &[Letter]) -> Vec<Word> {
     let mut current = Word { text: String::new(), capital: false };
     for (at, letter) in stretch.iter().enumerate() {
         let c = letter.lower;
-        // A period inside a word joins a name's parts: the word is an id.
+        // A period inside a word is kept, to read it whole below.
         let dotted = c == '.'
             && !current.text.is_empty()
             && stretch.get(at + 1).is_some_and(|next| next.lower.is_alphanumeric());
         if dotted {
-            current.text.push('0');
+            current.text.push('.');
         } else if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             if current.text.is_empty() {
                 current.capital = letter.capital;
@@ -326,10 +330,47 @@ fn words_of(stretch: &[Letter]) -> Vec<Word> {
     if !current.text.is_empty() {
         words.push(current);
     }
-    // Ids and figures (`act-1`, `v2`), and dotted names (marked with a
-    // digit above), are in no language.
-    words.retain(|word| !word.text.chars().any(|c| c.is_ascii_digit()));
-    words
+    // A dotted name (`sendgrid.net`, `CHANGELOG.md`, `1.8.0`) is in no
+    // language; another dotted word is its parts, each judged
+    // (`He.publicado.todo` is Spanish).
+    let words = words.into_iter().filter(|word| !is_dotted_name(&word.text)).flat_map(|word| {
+        if !word.text.contains('.') {
+            return vec![word];
+        }
+        word.text
+            .split('.')
+            .enumerate()
+            .map(|(index, part)| Word { text: part.to_owned(), capital: index == 0 && word.capital })
+            .collect()
+    });
+    // Ids and figures (`act-1`, `v2`) are in no language.
+    words.filter(|word| !word.text.is_empty() && !word.text.chars().any(|c| c.is_ascii_digit())).collect()
+}
+
+/// Whether `word` is a verb in the third person present ("shows",
+/// "reports"), which the tagger alone may read as a plural noun.
+fn present_verb(word: &str) -> bool {
+    words::is_third_person(word) || word.strip_suffix('s').is_some_and(words::is_base_verb)
+}
+
+/// The endings that make a dotted word a name: top-level domains and file
+/// extensions an answer names.
+const NAME_ENDINGS: &[&str] = &[
+    "com", "net", "org", "io", "dev", "app", "ai", "co", "us", "uk", "eu", "de", "fr", "es", "it", "nl",
+    "ca", "au", "info", "biz", "md", "txt", "csv", "json", "toml", "yaml", "yml", "xml", "html", "htm", "js",
+    "ts", "rs", "py", "rb", "go", "java", "sh", "log", "pdf", "png", "jpg", "jpeg", "gif", "svg", "zip",
+    "gz", "tar", "xlsx", "docx", "pptx", "wasm", "lock", "env", "conf", "cfg", "ini", "sql",
+];
+
+/// Whether `word` (lowercase, periods inside) is a domain, a file name or a
+/// version: every part non-empty, and the last a [`NAME_ENDINGS`] entry or
+/// every part a number.
+fn is_dotted_name(word: &str) -> bool {
+    let parts: Vec<&str> = word.split('.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|part| !part.is_empty())
+        && (parts.last().is_some_and(|last| NAME_ENDINGS.contains(last))
+            || parts.iter().all(|part| part.chars().all(|c| c.is_ascii_digit())))
 }
 
 /// The words of a stretch that are not names: a run of two or more
@@ -387,14 +428,17 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
         return None;
     }
     // Stop 52: a capitalised word heading a sentence whose other words
-    // (one or more) are all English is a name, a tool's or a brand's, that
-    // English goes on about ("Zendesk shows", "Mailchimp reports").
+    // (one or more) are all English, the first a verb in the third person,
+    // is a name, a tool's or a brand's, as the subject of that verb
+    // ("Zendesk shows", "Mailchimp reports"); a foreign word before other
+    // English ("Erledigt for you") is not.
     let named_head = words.len() >= 2
         && unknown == 1
         && sentence_start
         && head.as_ref() == words.first()
         && unknown_word(&words[0])
-        && words[1..].iter().all(|word| !unknown_word(word));
+        && words[1..].iter().all(|word| !unknown_word(word))
+        && present_verb(&words[1]);
     if named_head {
         return None;
     }
