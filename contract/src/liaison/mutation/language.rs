@@ -107,19 +107,16 @@ fn is_english(word: &str) -> bool {
 fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
     let (mut words, mut english) = (0usize, 0usize);
     let mut buffer = String::new();
-    let mut digit = false;
     let mut stretch = stretch.chain(std::iter::once(' ')).peekable();
     while let Some(c) = stretch.next() {
-        // A period inside a word is kept, to read it whole below.
+        // A period inside a word is kept, to read the word whole below.
         let dotted = c == '.' && !buffer.is_empty() && stretch.peek().is_some_and(|n| n.is_alphanumeric());
-        if dotted {
-            buffer.push(c);
-        } else if c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
-            digit |= c.is_ascii_digit();
+        if dotted || c.is_alphabetic() || c == '\'' || c == '-' || c.is_ascii_digit() {
             buffer.push(c);
         } else if !buffer.is_empty() {
-            // A dotted name (`sendgrid.net`) is an id, like a figure; other
-            // dotted words are their parts.
+            // A word with a digit is an id or a figure, a dotted name
+            // (`sendgrid.net`) is an id too, and another dotted word is
+            // its parts.
             if !is_dotted_name(&buffer) {
                 for part in buffer.split('.').filter(|part| !part.chars().any(|c| c.is_ascii_digit())) {
                     words += 1;
@@ -127,7 +124,6 @@ fn quickly_english(stretch: impl Iterator<Item = char>) -> bool {
                 }
             }
             buffer.clear();
-            digit = false;
         }
     }
     words > 0 && english as f64 >= ENGLISH_SHARE * words as f64
