@@ -19,7 +19,7 @@ static TAGGER: LazyLock<Tagger> = LazyLock::new(Tagger::new);
 /// (`yeeted`, `deduping`): shorter ones (`bed`, `king`) are too often not.
 const MIN_GUESSED_LETTERS: usize = 4;
 
-/// How many words' readings [`with_verb_tag`] keeps per thread before it
+/// How many words [`remembered`] keeps per memo and thread before it
 /// starts over, so its memory stays bounded.
 const MAX_REMEMBERED: usize = 4096;
 /// The longest word remembered: a longer one (an answer may hold a
@@ -27,35 +27,47 @@ const MAX_REMEMBERED: usize = 4096;
 /// stays under a megabyte whatever the answers.
 const MAX_REMEMBERED_BYTES: usize = 32;
 
+/// What the tagger said about each word asked, by word.
+type Memo<V> = std::cell::RefCell<std::collections::HashMap<String, V>>;
+
 thread_local! {
     /// The tagger's readings of the words asked about, by word: a text
     /// asks about the same few words many times (each pass, each frame).
-    static READINGS: std::cell::RefCell<std::collections::HashMap<String, Option<(String, String)>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static READINGS: Memo<Option<(String, String)>> = Memo::default();
     /// Which words asked about are English, by word, as [`READINGS`].
-    static ENGLISH: std::cell::RefCell<std::collections::HashMap<String, bool>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static ENGLISH: Memo<bool> = Memo::default();
+}
+
+/// `read` applied to `ask(word)`, the tagger asked once per word and
+/// thread: remembered in `memo` (words of at most [`MAX_REMEMBERED_BYTES`],
+/// up to [`MAX_REMEMBERED`] of them, then forgotten), without allocating
+/// when it was asked before.
+fn remembered<V, R>(
+    memo: &'static std::thread::LocalKey<Memo<V>>,
+    word: &str,
+    ask: fn(&str) -> V,
+    read: impl FnOnce(&V) -> R,
+) -> R {
+    if word.len() > MAX_REMEMBERED_BYTES {
+        return read(&ask(word));
+    }
+    memo.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if !memo.contains_key(word) {
+            if memo.len() >= MAX_REMEMBERED {
+                memo.clear();
+            }
+            memo.insert(word.to_owned(), ask(word));
+        }
+        read(&memo[word])
+    })
 }
 
 /// `read` applied to the tag and lemma of `word` read as the verb of "i
-/// WORD it" (where a verb form is the likeliest reading), the tagger asked
-/// once per word and thread (up to
-/// [`MAX_REMEMBERED`] words), without allocating when it was asked before.
+/// WORD it" (where a verb form is the likeliest reading), remembered.
 fn with_verb_tag<R>(word: &str, read: impl FnOnce(Option<(&str, &str)>) -> R) -> R {
-    if word.len() > MAX_REMEMBERED_BYTES {
-        let reading = verb_tag(word);
-        return read(reading.as_ref().map(|(tag, lemma)| (tag.as_str(), lemma.as_str())));
-    }
-    READINGS.with(|readings| {
-        let mut readings = readings.borrow_mut();
-        if !readings.contains_key(word) {
-            if readings.len() >= MAX_REMEMBERED {
-                readings.clear();
-            }
-            readings.insert(word.to_owned(), verb_tag(word));
-        }
-        let reading = readings.get(word).and_then(Option::as_ref);
-        read(reading.map(|(tag, lemma)| (tag.as_str(), lemma.as_str())))
+    remembered(&READINGS, word, verb_tag, |reading| {
+        read(reading.as_ref().map(|(tag, lemma)| (tag.as_str(), lemma.as_str())))
     })
 }
 
@@ -157,21 +169,7 @@ pub(super) fn is_third_person(word: &str) -> bool {
 /// Whether the tagger's lexicon knows `word` (lowercase) as English: it
 /// reads unknown words as proper nouns or foreign words.
 pub(super) fn is_english(word: &str) -> bool {
-    if word.len() > MAX_REMEMBERED_BYTES {
-        return tagged_english(word);
-    }
-    ENGLISH.with(|known| {
-        let mut known = known.borrow_mut();
-        if let Some(&english) = known.get(word) {
-            return english;
-        }
-        if known.len() >= MAX_REMEMBERED {
-            known.clear();
-        }
-        let english = tagged_english(word);
-        known.insert(word.to_owned(), english);
-        english
-    })
+    remembered(&ENGLISH, word, tagged_english, |&english| english)
 }
 
 /// The tagger asked whether `word` is English.
