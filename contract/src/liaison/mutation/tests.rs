@@ -567,6 +567,17 @@ fn the_known_gaps_figures() {
     corpus::measure(&load("gaps.toml"), judge);
 }
 
+/// Round nine's sentences, `round9.toml` (temporary: training data while
+/// the round lasts): figures by category and overall, then each miss and
+/// false refusal under both judges; nothing asserted (`-- --nocapture`).
+#[test]
+fn the_round_nine_figures() {
+    let figures = corpus::measure(&load("round9.toml"), judge);
+    let appended = appended_failures("round9.toml");
+    println!("{}", figures.failures.join("\n"));
+    println!("appended to the grounded answer: {} wrong\n{}", appended.len(), appended.join("\n"));
+}
+
 /// The third held-out corpus, `unseen2.toml`: written on 2026-12-05 by a
 /// separate helper before the detector's next round, in categories none
 /// of the other three files has, and never shown to its designer. Like
