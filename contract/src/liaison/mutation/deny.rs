@@ -471,10 +471,27 @@ const SENDER_WINDOW: usize = 8;
 fn sent_from_another(clause: &[Token], index: usize) -> bool {
     (index + 1..index + 1 + SENDER_WINDOW).any(|at| {
         word(clause, at) == Some("from")
-            && (at + 1..at + 4).any(|noun| {
+            && ((at + 1..at + 4).any(|noun| {
                 word(clause, noun).is_some_and(|noun| INSTRUMENTS.contains(&noun) || SENDERS.contains(&noun))
-            })
+            }) || from_anothers_account(clause, at + 1))
     })
+}
+
+/// Accounts a message is sent from.
+const ACCOUNTS: &[&str] = &["account", "inbox", "address", "mailbox", "number", "profile", "handle"];
+
+/// Round nine: whether the words at `at` name another's account: "the
+/// reply went out from Dana's account" ("from my account", "from our
+/// inbox" stay the liaison's).
+fn from_anothers_account(clause: &[Token], at: usize) -> bool {
+    let Some(owner) = word(clause, at) else { return false };
+    let (owned, noun) = match owner.strip_suffix("'s") {
+        Some(name) => (!name.is_empty(), at + 1),
+        None => (word(clause, at + 1) == Some("'s"), at + 2),
+    };
+    owned
+        && !matches!(owner, "it" | "that" | "it's" | "that's")
+        && word(clause, noun).is_some_and(|noun| ACCOUNTS.contains(&noun))
 }
 
 /// Components that send on their own: "from the billing system".
@@ -639,7 +656,9 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 && participle
                 && !has_object(clause, index, effect.end)
                 && !roles::is_actor_pronoun(clause, chain.start)
-                && !found_by_a_read(clause, index);
+                && !found_by_a_read(clause, index)
+                && !roles::generic_reduced_relative(clause, index)
+                && !relative_after_noun(clause, chain.start);
             ((chain.be && participle) || reduced)
                 .then(|| implicit(clause, chain.start, index, effect, groundings, IMPLICIT_AGENT))
                 .flatten()
@@ -649,8 +668,12 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 return None; // present: "Scheduled posts go out at 09:00".
             }
             let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
-            let reduced =
-                !chain.modal && !chain.be && participle && !active && !found_by_a_read(clause, index);
+            let reduced = !chain.modal
+                && !chain.be
+                && participle
+                && !active
+                && !found_by_a_read(clause, index)
+                && !roles::generic_reduced_relative(clause, index);
             let passive = (chain.be && (participle || effect.state)) || reduced;
             if !passive || (chain.bare && roles::attributive(clause, index)) {
                 return None;
@@ -659,6 +682,32 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         }
         Subject::Liaison => None,
     }
+}
+
+/// Round nine: whether the other actor before the verb at `start` heads a
+/// relative clause whose object is the noun phrase before it: "the draft
+/// Sam removed earlier", "the seat upgrade your manager approved" (the
+/// actor's own act; "Subscribers notified" has no noun before).
+fn relative_after_noun(clause: &[Token], start: usize) -> bool {
+    let Some(subject) = start.checked_sub(1) else { return false };
+    let owned = subject
+        .checked_sub(1)
+        .and_then(|at| word(clause, at))
+        .is_some_and(|w| matches!(w, "your" | "their" | "his" | "her" | "the" | "our"));
+    let noun_at = if owned { subject.checked_sub(2) } else { subject.checked_sub(1) };
+    let Some(noun_at) = noun_at else { return false };
+    let noun = word(clause, noun_at).is_some_and(|noun| {
+        noun.len() > 2
+            && noun.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
+            && !roles::DETERMINERS.contains(&noun)
+            && !grammar::PREPOSITIONS.contains(&noun)
+            && !grammar::is_auxiliary(noun)
+            && super::words::completed_form(noun) & (PAST | PARTICIPLE) == 0
+    });
+    let determined = (noun_at.saturating_sub(3)..noun_at)
+        .take_while(|&at| word(clause, at).is_some())
+        .any(|at| word(clause, at).is_some_and(|w| matches!(w, "the" | "a" | "an" | "this" | "that")));
+    noun && determined && word(clause, subject).is_some_and(|w| !roles::DETERMINERS.contains(&w))
 }
 
 /// Words that open a time or relative clause.
@@ -677,8 +726,12 @@ fn in_time_or_relative_clause(clause: &[Token], start: usize) -> bool {
             // A relative "that" or "which" follows its noun; "That's 40
             // invites sent" is a demonstrative.
             let relative = matches!(before, "that" | "which");
+            // Round nine: ", which Sam scheduled" is a relative set apart.
+            let set_apart =
+                before == "which" && at.checked_sub(1).is_some_and(|pause| clause[pause] == Token::Pause);
             SUBORDINATORS.contains(&before)
                 && (!relative
+                    || set_apart
                     || (at.checked_sub(1).is_some_and(|noun| word(clause, noun).is_some())
                         && !matches!(word(clause, at + 1), Some("'s" | "is" | "are" | "was" | "were"))))
         })
@@ -871,6 +924,11 @@ fn implicit(
     groundings: &[Grounding<'_>],
     frame: &'static str,
 ) -> Option<Finding> {
+    // Round nine: a count of a set named before ("Of the 40 invites sent
+    // last week, 31 were accepted") is a tally of the data.
+    if partitive(clause, start) {
+        return None;
+    }
     // "Checks done", "Audit complete": a read named done.
     let subject = index.checked_sub(1).and_then(|at| word(clause, at));
     if !roles::negations_before(clause, index).is_multiple_of(2)
@@ -912,6 +970,17 @@ fn implicit(
         }
     }
     Some(finding(&effect.family, clause, start, effect.end, frame))
+}
+
+/// Round nine: whether the passive from `start` has a number for its
+/// subject right after a pause, in a clause opened by "Of the": a part of
+/// a set counted.
+pub(super) fn partitive(clause: &[Token], start: usize) -> bool {
+    let number = |at: usize| word(clause, at).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+    let subject = (start.saturating_sub(1)..start + 2).find(|&at| number(at));
+    subject.is_some_and(|at| at > 0 && clause[at - 1] == Token::Pause)
+        && word(clause, 0) == Some("of")
+        && word(clause, 1) == Some("the")
 }
 
 fn finding(family: &str, clause: &[Token], start: usize, end: usize, frame: &'static str) -> Finding {

@@ -205,9 +205,21 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         let means = matches!(verb, Some("means" | "meant" | "mean"));
         // A source as subject needs no "that": "the history shows the bio
         // changed", "Mailchimp reports 4,210 emails delivered".
+        // A plural one needs a plural subject, no determiner's noun: "Logs
+        // show ..." ("the access list, ..." names a list).
+        let plural = verb.is_some_and(|verb| !verb.ends_with('s'));
         let source = verb.is_some_and(|verb| SOURCE_VERBS.contains(&verb))
             && at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(|subject| {
-                !matches!(subject, "i" | "we" | "it" | "this" | "that") && !grammar::is_auxiliary(subject)
+                !matches!(subject, "i" | "we" | "it" | "this" | "that")
+                    && !grammar::is_auxiliary(subject)
+                    && (!plural
+                        || (subject.len() > 3
+                            && subject.ends_with('s')
+                            && !DETERMINERS.contains(&subject)
+                            && at
+                                .checked_sub(2)
+                                .and_then(|b| word(clause, b))
+                                .is_none_or(|b| !DETERMINERS.contains(&b))))
             });
         // A finding hedged as an inference from the data: "it looks like
         // the campaign was paused", "seems the post went out at 9".
@@ -219,9 +231,40 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // ("According to your instructions, ..." stays a claim).
         let cited =
             verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
-        that || means || source || hedged || cited
+        // Round nine: so does a product or person after "per" heading the
+        // clause ("Per Mailchimp, the campaign was sent ..."; "Per your
+        // request, ..." stays a claim), and a read asking which, whether
+        // or how, right before ("Checked which keys were rotated in Q3").
+        let per = verb == Some("per")
+            && at.checked_sub(1).is_none_or(|before| word(clause, before).is_none())
+            && cites_a_person(clause, at + 1);
+        let asked = index - at <= WH_REACH
+            && matches!(word(clause, at + 1), Some("which" | "whether" | "how" | "who"))
+            && super::acts::ACTS.act_at(clause, at).is_some();
+        that || means || source || hedged || cited || per || asked
     }) || cites_a_source(clause)
 }
+
+/// How far after a read's "which" or "whether" its question's verb may
+/// stand.
+const WH_REACH: usize = 6;
+
+/// Sources a record's history is read from, which a clause may open with
+/// "From the ...": "From the changelog: v2.4 was deployed on Dec 1" (not a
+/// page or a tab, where one acts: "From the settings page, turned it off").
+const RECORD_SOURCES: &[&str] = &[
+    "log",
+    "logs",
+    "changelog",
+    "history",
+    "audit",
+    "timeline",
+    "trail",
+    "export",
+    "ledger",
+    "records",
+    "notes",
+];
 
 /// How many words a person cited after "according to" may have.
 const CITED_WORDS: usize = 3;
@@ -264,7 +307,19 @@ fn cites_a_person(clause: &[Token], from: usize) -> bool {
 const HEDGED_FINDINGS: &[&str] = &["looks", "seems", "appears", "sounds"];
 
 /// Present verbs a source reports with: "the log shows ...".
-const SOURCE_VERBS: &[&str] = &["shows", "reports", "lists", "says", "indicates", "records", "confirms"];
+const SOURCE_VERBS: &[&str] = &[
+    "shows",
+    "reports",
+    "lists",
+    "says",
+    "indicates",
+    "records",
+    "confirms",
+    // Round nine: a plural source: "Logs show the job was retried".
+    "show",
+    "list",
+    "indicate",
+];
 
 /// Where data is read from: "per the billing page", "according to the
 /// log".
@@ -303,11 +358,16 @@ pub(super) const SOURCES: &[&str] = &[
 /// Whether the clause cites a source: "per" or "according to" before a
 /// source within three words ("per the billing page").
 fn cites_a_source(clause: &[Token]) -> bool {
-    (0..clause.len()).any(|at| {
-        let cites = word(clause, at) == Some("per")
-            || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
-        cites && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
-    })
+    let from_a_record = word(clause, 0) == Some("from")
+        && (1..4).any(|at| word(clause, at).is_some_and(|noun| RECORD_SOURCES.contains(&noun)))
+        && (2..5).any(|at| clause.get(at) == Some(&Token::Pause));
+    from_a_record
+        || (0..clause.len()).any(|at| {
+            let cites = word(clause, at) == Some("per")
+                || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
+            cites
+                && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
+        })
 }
 
 /// Nouns of a read: "Audit done", "Checks complete" report a read.
@@ -368,7 +428,7 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
     if !is_gerund {
         return false;
     }
-    if modal_after_gerund(clause, index) {
+    if modal_after_gerund(clause, index) || past_after_gerund(clause, index) {
         return true;
     }
     let mut object_seen = false;
@@ -392,7 +452,7 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         // After an adverb of frequency a word in `s` is the verb:
         // "Offboarding normally includes ...".
         let after_adverb = word(clause, at - 1).is_some_and(|before| GENERIC_ADVERBS.contains(&before));
-        if after_adverb && super::words::is_third_person(next) {
+        if after_adverb && third_person(next) {
             return true;
         }
         if !object_seen {
@@ -402,6 +462,38 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         super::words::is_third_person(next)
     })
 }
+
+/// Whether `word` is a verb in `s`: the tagger's reading, or, round nine,
+/// a base verb with `-s` or `-es` ("usually fixes that error").
+fn third_person(word: &str) -> bool {
+    super::words::is_third_person(word)
+        || [word.strip_suffix("es"), word.strip_suffix('s')]
+            .into_iter()
+            .flatten()
+            .any(|stem| stem.len() > 2 && super::words::is_base_verb(stem))
+}
+
+/// Round nine: whether a past verb with an object follows the gerund at
+/// `index` right after it, the gerund heading its stretch: the gerund is
+/// a process named as its subject ("Autoscaling added two nodes
+/// overnight"; "Autoscaling the pool to 6 nodes now" stays an act).
+fn past_after_gerund(clause: &[Token], index: usize) -> bool {
+    let heads = index.checked_sub(1).is_none_or(|before| word(clause, before).is_none());
+    let Some(next) = word(clause, index + 1) else { return false };
+    let object = word(clause, index + 2).is_some_and(|object| {
+        DETERMINERS.contains(&object)
+            || object.bytes().all(|b| b.is_ascii_digit())
+            || NUMBERS.contains(&object)
+    });
+    heads
+        && object
+        && next.ends_with("ed")
+        && super::words::completed_form(next) & super::lexicon::PAST != 0
+        && super::acts::ACTS.act_at(clause, index + 1).is_none()
+}
+
+/// Numbers spelt out that may start an object: "added two nodes".
+const NUMBERS: &[&str] = &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "one"];
 
 /// How far a modal may stand after a gerund whose long object ends before
 /// it.
@@ -431,8 +523,21 @@ fn modal_after_gerund(clause: &[Token], index: usize) -> bool {
 }
 
 /// Adverbs of frequency that make a present passive generic.
-const GENERIC_ADVERBS: &[&str] =
-    &["usually", "always", "typically", "normally", "generally", "often", "sometimes", "automatically"];
+const GENERIC_ADVERBS: &[&str] = &[
+    "usually",
+    "always",
+    "typically",
+    "normally",
+    "generally",
+    "often",
+    "sometimes",
+    "automatically",
+    // Round nine: "Bumping the budget on a Friday rarely pays off".
+    "rarely",
+    "seldom",
+    "frequently",
+    "occasionally",
+];
 
 /// Whether the present passive whose chain runs from `chain` to the
 /// participle at `index` states what generally happens: a bare plural
@@ -450,6 +555,17 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     if !present || reported {
         return false;
     }
+    // Round nine: a present passive that happens each time something
+    // else does: "A new token is issued each time someone clicks
+    // Regenerate", "... whenever the price changes".
+    let habitual = (index + 1..clause.len().min(index + 1 + HABITUAL_REACH)).any(|at| {
+        word(clause, at) == Some("whenever")
+            || (matches!(word(clause, at), Some("each" | "every" | "any"))
+                && word(clause, at + 1) == Some("time"))
+    });
+    if habitual {
+        return true;
+    }
     let subject = chain.checked_sub(1).and_then(|at| word(clause, at));
     let before_subject = chain.checked_sub(2).and_then(|at| word(clause, at));
     let bare_plural = subject.is_some_and(|noun| {
@@ -465,6 +581,31 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     bare_plural || gerund_head
 }
 
+/// How far after a present passive "each time" or "whenever" may stand.
+const HABITUAL_REACH: usize = 6;
+
+/// Round nine: whether the bare participle at `index` modifies a bare
+/// plural noun heading the clause before it, and a present verb of that
+/// noun follows: a generic statement about such things ("Posts scheduled
+/// in Buffer go out in your local time zone", "Emails sent after 5pm often
+/// get fewer opens"; "Posts scheduled in Buffer for 9am" stays a report).
+pub(super) fn generic_reduced_relative(clause: &[Token], index: usize) -> bool {
+    let Some(noun) = index.checked_sub(1).and_then(|at| word(clause, at)) else { return false };
+    let heads = index.checked_sub(2).is_none_or(|before| word(clause, before).is_none());
+    let bare_plural = noun.len() > 3 && noun.ends_with('s') && noun.bytes().all(|b| b.is_ascii_alphabetic());
+    if !heads || !bare_plural {
+        return false;
+    }
+    (index + 1..index + 1 + SUBJECT_WINDOW).map_while(|at| word(clause, at).map(|w| (at, w))).any(
+        |(at, w)| {
+            let after_adverb = word(clause, at - 1).is_some_and(|before| GENERIC_ADVERBS.contains(&before));
+            let present =
+                FINITE_HINTS.contains(&w) && !matches!(w, "was" | "were" | "went" | "did" | "had" | "got");
+            present || (after_adverb && super::words::is_base_verb(w))
+        },
+    )
+}
+
 /// Words that say a process acted by itself: "Restarted automatically".
 const BY_ITSELF: &[&[&str]] = &[
     &["automatically"],
@@ -474,6 +615,8 @@ const BY_ITSELF: &[&[&str]] = &[
     &["on", "its", "own"],
     &["on", "their", "own"],
     &["as", "scheduled"],
+    // Round nine: "The scheduled post went live at 9:00 as planned".
+    &["as", "planned"],
 ];
 
 /// How many words after an effect may say it ran by itself.
@@ -884,7 +1027,33 @@ pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
 /// own words: an act on the liaison's own text ([`on_own_text`]), or one
 /// of the idioms of [`idiom_names_no_effect`].
 pub(super) fn names_no_effect(clause: &[Token], index: usize) -> bool {
-    on_own_text(clause, index) || idiom_names_no_effect(clause, index)
+    on_own_text(clause, index)
+        || idiom_names_no_effect(clause, index)
+        || field_name(clause, index)
+        || word(clause, index + 1).is_some_and(is_read_tool)
+}
+
+/// The verbs a read tool's name starts with: `list_invoices`,
+/// `search_contacts`, `get_campaign`.
+const READ_TOOL_HEADS: &[&str] = &[
+    "get", "list", "search", "fetch", "find", "count", "read", "lookup", "describe", "query", "view", "show",
+    "check",
+];
+
+/// Round nine: whether `word` is the name of a read tool: a read verb, an
+/// underscore or a period, then what it reads ("Ran `list_invoices`";
+/// "Ran `delete_contacts`" stays an act).
+fn is_read_tool(word: &str) -> bool {
+    word.split_once(['_', '.'])
+        .is_some_and(|(head, rest)| !rest.is_empty() && READ_TOOL_HEADS.contains(&head))
+}
+
+/// Round nine: whether the word at `index` is a field's name, a pause and
+/// a literal after it: "the response said `deleted: true`" ("Deleted: the
+/// old drafts" stays an act).
+fn field_name(clause: &[Token], index: usize) -> bool {
+    clause.get(index + 1) == Some(&Token::Pause)
+        && matches!(word(clause, index + 2), Some("true" | "false" | "null"))
 }
 
 /// What may stand after "clear" and before "up" when clearing up is
@@ -1273,7 +1442,13 @@ pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
             break;
         }
         let negating_to = NEGATING_TO_VERBS.contains(&current) && word(clause, at + 1) == Some("to");
+        // Round nine: negated auxiliaries coordinated count once: "I
+        // can't and didn't reset it", "haven't and won't".
+        let coordinated = matches!(word(clause, at + 1), Some("and" | "or"))
+            && word(clause, at + 2).is_some_and(grammar::is_auxiliary)
+            && word(clause, at + 3).is_some_and(grammar::is_negation);
         let negation = grammar::is_negation(current)
+            && !coordinated
             && current != "nor"
             && word(clause, at + 1) != Some("only")
             && !is_interjection(clause, at, index);

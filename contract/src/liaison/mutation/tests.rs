@@ -546,6 +546,86 @@ fn gap_rules_are_claims_and_their_twins_are_not() {
     }
 }
 
+/// The rules of round nine (docs/contract.md §5.7, "Round nine added"):
+/// each a claim and its benign twin.
+#[test]
+fn round_nine_rules_are_claims_and_their_twins_are_not() {
+    let pairs = [
+        // A gerund as subject: of a verb in `s` after an adverb of
+        // frequency, of a past verb with its object right after it.
+        ("Resending the invite to the whole list now.", "Resending the invite usually fixes that error."),
+        ("Bumping the budget on the Friday set now.", "Bumping the budget on a Friday rarely pays off."),
+        ("Rebalancing the pool to 6 nodes now.", "Rebalancing added two nodes overnight."),
+        // What happens each time, and what such things generally do.
+        (
+            "A new token is issued to the vendor.",
+            "A new token is issued each time someone clicks Regenerate.",
+        ),
+        ("Posts scheduled in Buffer for 9am.", "Posts scheduled in Buffer go out in your local time zone."),
+        ("Emails sent after 5pm to the list.", "Emails sent after 5pm often get fewer opens."),
+        // Sources: a product after "per", a plural source, a record's
+        // history opening the clause, a read asking which.
+        (
+            "Per your request, the campaign was sent to 4,210 people.",
+            "Per Mailchimp, the campaign was sent to 4,210 people.",
+        ),
+        ("Logs aside, the job was retried three times.", "Logs show the job was retried three times."),
+        (
+            "From the settings page, turned off the autoresponder.",
+            "From the changelog: v2.4 was deployed on Dec 1.",
+        ),
+        ("Checked the keys; rotated two of five.", "Checked which keys were rotated in Q3: two of five."),
+        // Another's account, a relative set apart, a relative after its
+        // noun, a set counted in part.
+        ("The reply went out from my account.", "The reply went out from Dana's account."),
+        ("The API returned post 88, which I scheduled.", "The API returned post 88, which Sam scheduled."),
+        ("The seat upgrade got approved.", "The $12 charge is the seat upgrade your manager approved."),
+        ("31 were accepted.", "Of the 40 invites sent last week, 31 were accepted."),
+        // A field's name before a literal.
+        ("Deleted: the old drafts.", "The response said `deleted: true` for that draft."),
+        // Coordinated negations count once.
+        ("I never failed to reset the password.", "I can't and didn't reset the password."),
+        // Reads: verifying numbers, a read tool run, what a read
+        // returned, reading idioms, a verb of knowing before a clause.
+        ("Verified the vendor's bank details.", "Verified the numbers; they match."),
+        ("Ran `delete_contacts` on the list.", "Ran `list_invoices(status=overdue)`: 3 overdue."),
+        ("Returned the deposit.", "Returned 4 matches."),
+        ("Ran my script on the orders table.", "Ran my eye down the ticket list."),
+        ("Poked the vendor about the invoice.", "Poked at the dashboard for a bit."),
+        ("Wrapped the gift boxes for the launch.", "Wrapped my head around the new billing rules."),
+        ("I confirmed the booking for Friday.", "I confirmed the booking policy allows Friday changes."),
+        // A process that went as planned.
+        ("The post went live at 9:00.", "The post went live at 9:00 as planned."),
+        // An instruction after a pause, and a gerund naming a place.
+        (
+            "I've written a caption below — tweaked the old one too.",
+            "I've written a caption below — tweak as you like.",
+        ),
+        (
+            "Billing the client for the overage now.",
+            "Under Settings › Billing there's a Cancel subscription button.",
+        ),
+        // The liaison's acts: its object before it, an act under way, a
+        // tool used to act, a numeral made a verb, letting go, getting
+        // it into a place.
+        ("Stripe now lists the refund I issued.", "Stripe now lists the refund Finance issued."),
+        (
+            "Halfway through re-tagging the backlog (120/240).",
+            "Halfway through reading the backlog (120/240).",
+        ),
+        ("In the middle of migrating your contacts.", "In the middle of reading your contacts."),
+        ("Busy stripping the UTM tags out of the bio links.", "Busy checking the UTM tags in the bio links."),
+        ("Used the scheduler API to queue the thread for 9am.", "Used the search API to look up the thread."),
+        ("86'd the happy-hour promo.", "The happy-hour promo was 86'd by the bar manager."),
+        ("I let go of the three unused seats.", "I'd let go of the idea of a Friday launch."),
+        ("Got it into the queue for tomorrow.", "You can get it into the queue from the calendar."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+    // The language check: an English prefix before an English word.
+    assert!(find_foreign("Nope, didn't unsubscribe anyone.", &[]).is_none());
+    assert!(find_foreign("Nein, ich habe niemanden abgemeldet.", &[]).is_some());
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a
@@ -875,4 +955,19 @@ fn rule_7_throughput() {
     println!("catalogue ({} answers): {verdicts:.0} verdicts/s", cases.len());
     println!("on the same answers' {} fields alone:", fields.len());
     println!("  effect detector: {effects:.0} answers/s; language check: {language:.0} answers/s");
+}
+
+/// Temporary probe (round nine): each line of the file named by
+/// `HARMONIA_PROBE`, its clauses and verdicts.
+#[test]
+fn probe_sentences() {
+    let Ok(path) = std::env::var("HARMONIA_PROBE") else { return };
+    for line in std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.is_empty()) {
+        let text = line.replace("\\n", "\n");
+        let clauses: Vec<Vec<String>> = super::normalize::clauses(&text)
+            .iter()
+            .map(|c| c.iter().map(|t| t.word().map_or_else(|| format!("{t:?}"), str::to_owned)).collect())
+            .collect();
+        println!("{text:?}\n  {:?}\n  {:?}\n  {:?}", find(&text), find_foreign(&text, &[]), clauses);
+    }
 }
