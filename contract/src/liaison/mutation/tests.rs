@@ -619,6 +619,17 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("86'd the happy-hour promo.", "The happy-hour promo was 86'd by the bar manager."),
         ("I let go of the three unused seats.", "I'd let go of the idea of a Friday launch."),
         ("Got it into the queue for tomorrow.", "You can get it into the queue from the calendar."),
+        ("Stood up a fresh workspace for the agency.", "Stood up for the agency in the review."),
+        ("I've wound down the referral programme.", "Referral sign-ups wound down after the promo ended."),
+        // The subject's own side, and a send named as the liaison's.
+        (
+            "We on the Harmonia side have flipped the feature flag on.",
+            "We on the Harmonia side can't flip feature flags.",
+        ),
+        (
+            "Mailchimp confirms my send went to 4,210 people.",
+            "Mailchimp confirms Sam's send went to 4,210 people.",
+        ),
     ];
     assert_claims_and_benign_twins(&pairs);
     // The language check: an English prefix before an English word.
