@@ -386,6 +386,15 @@ const NOT_AGENTS: &[&str] = &[
     "sms",
     "text",
     "post",
+    // Round nine: measures: "Slashed the CPC bid by half".
+    "half",
+    "a",
+    "an",
+    "one",
+    "two",
+    "three",
+    "ten",
+    "double",
 ];
 
 /// What the chain before an effect word says about its voice.
@@ -673,7 +682,14 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 && participle
                 && !active
                 && !found_by_a_read(clause, index)
-                && !roles::generic_reduced_relative(clause, index);
+                && !roles::generic_reduced_relative(clause, index)
+                // A name, no English word, heading a relative after its
+                // noun: "the draft Sam removed earlier" ("the campaign
+                // budget raised" is a compound noun).
+                && !(relative_after_noun(clause, chain.start)
+                    && chain.start.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|name| {
+                        name.bytes().all(|b| b.is_ascii_alphabetic()) && !super::words::is_english(name)
+                    }));
             let passive = (chain.be && (participle || effect.state)) || reduced;
             if !passive || (chain.bare && roles::attributive(clause, index)) {
                 return None;
@@ -925,8 +941,10 @@ fn implicit(
     frame: &'static str,
 ) -> Option<Finding> {
     // Round nine: a count of a set named before ("Of the 40 invites sent
-    // last week, 31 were accepted") is a tally of the data.
-    if partitive(clause, start) {
+    // last week, 31 were accepted") is a tally of the data, and a passive
+    // after a read of the liaison's and a pause is its finding ("I
+    // compared the two invoices: the second one was reissued").
+    if partitive(clause, start) || (frame == IMPLICIT_AGENT && after_a_read(clause, start)) {
         return None;
     }
     // "Checks done", "Audit complete": a read named done.
@@ -970,6 +988,30 @@ fn implicit(
         }
     }
     Some(finding(&effect.family, clause, start, effect.end, frame))
+}
+
+/// Reads whose finding may follow a pause: "I compared the two invoices:
+/// ...".
+const LOOKS: &[&str] = &[
+    "compared",
+    "checked",
+    "reviewed",
+    "searched",
+    "scanned",
+    "audited",
+    "inspected",
+    "examined",
+    "cross-checked",
+    "double-checked",
+    "looked",
+];
+
+/// Round nine: whether the clause opens with a read of the liaison's ("I
+/// compared", "Checked") and a pause stands between it and `start`.
+fn after_a_read(clause: &[Token], start: usize) -> bool {
+    let verb = if matches!(word(clause, 0), Some("i" | "we")) { 1 } else { 0 };
+    let read = word(clause, verb).is_some_and(|w| LOOKS.contains(&w));
+    read && (verb + 1..start).any(|at| clause[at] == Token::Pause)
 }
 
 /// Round nine: whether the passive from `start` has a number for its

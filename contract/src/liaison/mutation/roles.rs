@@ -235,15 +235,20 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // clause ("Per Mailchimp, the campaign was sent ..."; "Per your
         // request, ..." stays a claim), and a read asking which, whether
         // or how, right before ("Checked which keys were rotated in Q3").
-        let per = verb == Some("per")
-            && at.checked_sub(1).is_none_or(|before| word(clause, before).is_none())
-            && cites_a_person(clause, at + 1);
+        let per = verb == Some("per") && cites_a_person(clause, at + 1);
+        // "I noticed the campaign was paused on Friday": what a look found.
+        let perceived = matches!(verb, Some("saw" | "noticed" | "spotted" | "found" | "see" | "notice"))
+            && index - at <= PERCEIVED_REACH
+            && (at + 1..index).all(|between| word(clause, between).is_some());
         let asked = index - at <= WH_REACH
             && matches!(word(clause, at + 1), Some("which" | "whether" | "how" | "who"))
             && super::acts::ACTS.act_at(clause, at).is_some();
-        that || means || source || hedged || cited || per || asked
+        that || means || source || hedged || cited || per || asked || perceived
     }) || cites_a_source(clause)
 }
+
+/// How far after a verb of seeing what it saw may stand.
+const PERCEIVED_REACH: usize = 6;
 
 /// How far after a read's "which" or "whether" its question's verb may
 /// stand.
@@ -292,8 +297,10 @@ const ASKED: &[&str] = &[
 /// cited as a source, in at most [`CITED_WORDS`] words, none of them what
 /// the user asked for.
 fn cites_a_person(clause: &[Token], from: usize) -> bool {
-    let pause = (from + 1..=from + CITED_WORDS)
-        .find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
+    // Round nine: the clause's end closes the source too: "..., per
+    // Mailchimp."
+    let pause =
+        (from + 1..=from + CITED_WORDS).find(|&at| clause.get(at).is_none_or(|token| token.word().is_none()));
     pause.is_some_and(|pause| {
         (from..pause).all(|at| {
             word(clause, at).is_some_and(|w| {
@@ -365,8 +372,13 @@ fn cites_a_source(clause: &[Token]) -> bool {
         || (0..clause.len()).any(|at| {
             let cites = word(clause, at) == Some("per")
                 || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
-            cites
-                && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
+            // Round nine: a product or a person after "per": "..., per
+            // Mailchimp" ("per your request" stays the user's).
+            let per_name = word(clause, at) == Some("per") && cites_a_person(clause, at + 1);
+            per_name
+                || (cites
+                    && (at + 1..at + 5)
+                        .any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun))))
         })
 }
 
@@ -559,9 +571,10 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     // else does: "A new token is issued each time someone clicks
     // Regenerate", "... whenever the price changes".
     let habitual = (index + 1..clause.len().min(index + 1 + HABITUAL_REACH)).any(|at| {
-        word(clause, at) == Some("whenever")
-            || (matches!(word(clause, at), Some("each" | "every" | "any"))
-                && word(clause, at + 1) == Some("time"))
+        let each = matches!(word(clause, at), Some("each" | "every" | "any"));
+        let timed = word(clause, at + 1).is_some_and(|unit| HABITUAL_UNITS.contains(&unit))
+            || word(clause, at - 1).is_some_and(|before| matches!(before, "before" | "after" | "at" | "per"));
+        word(clause, at) == Some("whenever") || (each && timed)
     });
     if habitual {
         return true;
@@ -580,6 +593,11 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
         && gerund_is_subject(clause, (0..chain).find(|&at| word(clause, at).is_some()).unwrap_or(0));
     bare_plural || gerund_head
 }
+
+/// What "each" or "every" counts when a passive happens each time.
+const HABITUAL_UNITS: &[&str] = &[
+    "time", "day", "night", "week", "month", "hour", "morning", "evening", "year", "minute", "run", "cycle",
+];
 
 /// How far after a present passive "each time" or "whenever" may stand.
 const HABITUAL_REACH: usize = 6;

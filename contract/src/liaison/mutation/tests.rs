@@ -561,6 +561,11 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
             "A new token is issued to the vendor.",
             "A new token is issued each time someone clicks Regenerate.",
         ),
+        (
+            "A reminder email is sent to the client.",
+            "A reminder email is sent 24 hours before each appointment.",
+        ),
+        ("The rebrand is live across every profile.", "A digest is sent every morning at 7."),
         ("Posts scheduled in Buffer for 9am.", "Posts scheduled in Buffer go out in your local time zone."),
         ("Emails sent after 5pm to the list.", "Emails sent after 5pm often get fewer opens."),
         // Sources: a product after "per", a plural source, a record's
@@ -577,10 +582,21 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("Checked the keys; rotated two of five.", "Checked which keys were rotated in Q3: two of five."),
         // Another's account, a relative set apart, a relative after its
         // noun, a set counted in part.
+        (
+            "The newsletter went out to 3,200 subscribers.",
+            "The newsletter went out to 3,200 subscribers, per Mailchimp.",
+        ),
+        ("The campaign was paused on Friday.", "I noticed the campaign was paused on Friday."),
+        (
+            "I selected the two invoices: the second one was reissued.",
+            "I compared the two invoices: the second one was reissued.",
+        ),
         ("The reply went out from my account.", "The reply went out from Dana's account."),
         ("The API returned post 88, which I scheduled.", "The API returned post 88, which Sam scheduled."),
         ("The seat upgrade got approved.", "The $12 charge is the seat upgrade your manager approved."),
+        ("The campaign budget raised to $50.", "The response names the draft Priya removed earlier."),
         ("31 were accepted.", "Of the 40 invites sent last week, 31 were accepted."),
+        ("Slashed the CPC bid to $1.", "The agency slashed the CPC bid by half."),
         // A field's name before a literal.
         ("Deleted: the old drafts.", "The response said `deleted: true` for that draft."),
         // Coordinated negations count once.
