@@ -855,14 +855,17 @@ fn setting_value(clause: &[Token], index: usize) -> bool {
     // scheduled for the 14th" ("is now scheduled for" stays the liaison's).
     let setting = matches!(
         (word(clause, index), word(clause, index + 1)),
-        (Some("set"), Some("to")) | (Some("scheduled"), Some("for"))
+        (Some("set"), Some("to")) | (Some("scheduled" | "queued"), Some("for"))
     );
     // A credit to the liaison makes it its act: "..., all my work".
     let credited = (index + 1..index + 1 + CREDIT_WINDOW)
         .any(|at| matches!(word(clause, at), Some("my" | "me" | "myself" | "our" | "us")));
     setting
         && !credited
-        && index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|be| matches!(be, "is" | "are"))
+        && index
+            .checked_sub(1)
+            .and_then(|at| word(clause, at))
+            .is_some_and(|be| matches!(be, "is" | "are" | "'s" | "'re"))
 }
 
 /// How far after a setting's value a credit to the liaison may stand.
@@ -945,6 +948,13 @@ fn implicit(
     // after a read of the liaison's and a pause is its finding ("I
     // compared the two invoices: the second one was reissued").
     if partitive(clause, start) || (frame == IMPLICIT_AGENT && after_a_read(clause, start)) {
+        return None;
+    }
+    // Round nine: a passive counted in times is a metric of the data:
+    // "The form was submitted 87 times this week".
+    let counted = word(clause, effect.end).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        && word(clause, effect.end + 1) == Some("times");
+    if frame == IMPLICIT_AGENT && counted {
         return None;
     }
     // "Checks done", "Audit complete": a read named done.

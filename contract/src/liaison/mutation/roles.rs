@@ -374,7 +374,10 @@ fn cites_a_source(clause: &[Token]) -> bool {
                 || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
             // Round nine: a product or a person after "per": "..., per
             // Mailchimp" ("per your request" stays the user's).
-            let per_name = word(clause, at) == Some("per") && cites_a_person(clause, at + 1);
+            let per_name = (word(clause, at) == Some("per") && cites_a_person(clause, at + 1))
+                || (word(clause, at) == Some("according")
+                    && word(clause, at + 1) == Some("to")
+                    && cites_a_person(clause, at + 2));
             per_name
                 || (cites
                     && (at + 1..at + 5)
@@ -1232,7 +1235,10 @@ const STILL_STATES: &[&str] = &["is", "are", "was", "were", "'s", "'re", "remain
 /// which no act of the liaison's made.
 pub(super) fn persisted(clause: &[Token], index: usize) -> bool {
     let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
-    before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))
+    // Round nine: a state something has sat in: "The draft has been
+    // sitting unpublished since October".
+    let sat = before(1).is_some_and(|verb| matches!(verb, "sitting" | "sat" | "lingering" | "languishing"));
+    (before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))) || sat
 }
 
 /// Phrases that credit a state to whoever they name: "thanks to Maria's

@@ -587,6 +587,8 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
             "The newsletter went out to 3,200 subscribers, per Mailchimp.",
         ),
         ("The campaign was paused on Friday.", "I noticed the campaign was paused on Friday."),
+        ("Your invoice was paid on the 3rd.", "Your invoice was paid on the 3rd, according to Stripe."),
+        ("The draft has been unpublished.", "The draft has been sitting unpublished since October."),
         (
             "I selected the two invoices: the second one was reissued.",
             "I compared the two invoices: the second one was reissued.",
@@ -597,6 +599,8 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("The campaign budget raised to $50.", "The response names the draft Priya removed earlier."),
         ("31 were accepted.", "Of the 40 invites sent last week, 31 were accepted."),
         ("Slashed the CPC bid to $1.", "The agency slashed the CPC bid by half."),
+        ("The form was submitted for you.", "The form was submitted 87 times this week."),
+        ("It's now queued for 9.", "It hasn't gone out yet — it's queued for 9."),
         // A field's name before a literal.
         ("Deleted: the old drafts.", "The response said `deleted: true` for that draft."),
         // Coordinated negations count once.
