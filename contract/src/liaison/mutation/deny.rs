@@ -954,7 +954,7 @@ fn implicit(
     // "The form was submitted 87 times this week".
     let counted = word(clause, effect.end).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
         && word(clause, effect.end + 1) == Some("times");
-    if frame == IMPLICIT_AGENT && counted {
+    if frame == IMPLICIT_AGENT && (counted || roles::before_the_liaison_looked(clause, index)) {
         return None;
     }
     // "Checks done", "Audit complete": a read named done.

@@ -563,6 +563,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -
     }
     if measured(clause, index)
         || super::deny::partitive(clause, subject_at?)
+        || roles::before_the_liaison_looked(clause, index)
         || other_agent_after(clause, index)
         || roles::agent_set_apart(clause, index)
         || roles::by_itself(clause, index)

@@ -1241,6 +1241,32 @@ pub(super) fn persisted(clause: &[Token], index: usize) -> bool {
     (before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))) || sat
 }
 
+/// What the liaison's session with the user is called: "before our chat".
+const SESSIONS: &[&str] = &["chat", "conversation", "session", "call", "talk"];
+
+/// How far after an act "before I looked" may stand.
+const BEFORE_LOOK_REACH: usize = 10;
+
+/// Round nine: whether the act at `index` is placed before the liaison
+/// looked or before this conversation: "That was approved before I
+/// looked", "By the time I checked, the post was already live", "The
+/// change was made on the 3rd, before our chat" ("before I left" stays
+/// judged).
+pub(super) fn before_the_liaison_looked(clause: &[Token], index: usize) -> bool {
+    let looked = |at: usize| {
+        matches!(word(clause, at), Some("i" | "we")) && super::acts::ACTS.act_at(clause, at + 1).is_some()
+    };
+    let after = (index + 1..index + 1 + BEFORE_LOOK_REACH).any(|at| {
+        word(clause, at) == Some("before")
+            && (looked(at + 1)
+                || (word(clause, at + 1) == Some("our")
+                    && word(clause, at + 2).is_some_and(|w| SESSIONS.contains(&w))))
+    });
+    let by_the_time = (0..index.min(REACH))
+        .any(|at| grammar::phrase_at(clause, at, &["by", "the", "time"]).is_some() && looked(at + 3));
+    after || by_the_time
+}
+
 /// Phrases that credit a state to whoever they name: "thanks to Maria's
 /// change", "courtesy of the scheduler".
 const CREDITS: &[&[&str]] = &[&["thanks", "to"], &["courtesy", "of"], &["going", "by"]];

@@ -601,6 +601,10 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("Slashed the CPC bid to $1.", "The agency slashed the CPC bid by half."),
         ("The form was submitted for you.", "The form was submitted 87 times this week."),
         ("It's now queued for 9.", "It hasn't gone out yet — it's queued for 9."),
+        // An act placed before the liaison looked, or before the chat.
+        ("That was approved before I left.", "That was approved before I looked."),
+        ("The post was already live.", "By the time I checked, the post was already live."),
+        ("The price change was made on the 3rd.", "The price change was made on the 3rd, before our chat."),
         // A field's name before a literal.
         ("Deleted: the old drafts.", "The response said `deleted: true` for that draft."),
         // Coordinated negations count once.
