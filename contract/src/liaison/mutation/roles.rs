@@ -237,9 +237,17 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // or how, right before ("Checked which keys were rotated in Q3").
         let per = verb == Some("per") && cites_a_person(clause, at + 1);
         // "I noticed the campaign was paused on Friday": what a look found.
-        let perceived = matches!(verb, Some("saw" | "noticed" | "spotted" | "found" | "see" | "notice"))
-            && index - at <= PERCEIVED_REACH
-            && (at + 1..index).all(|between| word(clause, between).is_some());
+        // "I just check what's scheduled": what a read looks at, a free
+        // relative.
+        let looked_at = index - at <= 3
+            && matches!(word(clause, at + 1), Some("what" | "whatever"))
+            && (at + 2..index)
+                .all(|be| matches!(word(clause, be), Some("is" | "'s" | "are" | "was" | "were")))
+            && super::acts::ACTS.act_at(clause, at).is_some();
+        let perceived = looked_at
+            || matches!(verb, Some("saw" | "noticed" | "spotted" | "found" | "see" | "notice"))
+                && index - at <= PERCEIVED_REACH
+                && (at + 1..index).all(|between| word(clause, between).is_some());
         let asked = index - at <= WH_REACH
             && matches!(word(clause, at + 1), Some("which" | "whether" | "how" | "who"))
             && super::acts::ACTS.act_at(clause, at).is_some();
@@ -561,8 +569,12 @@ const GENERIC_ADVERBS: &[&str] = &[
 /// "already" or "just" make it a report again.
 pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     let words: Vec<&str> = (chain..index).filter_map(|at| word(clause, at)).collect();
+    // Round nine: "both" and "also" may stand in it: "Posting and deleting
+    // are both disabled for viewer accounts".
     let present = words.iter().any(|w| matches!(*w, "is" | "are" | "get" | "gets"))
-        && words.iter().all(|w| matches!(*w, "is" | "are" | "get" | "gets") || GENERIC_ADVERBS.contains(w))
+        && words.iter().all(|w| {
+            matches!(*w, "is" | "are" | "get" | "gets" | "both" | "also") || GENERIC_ADVERBS.contains(w)
+        })
         && !words.is_empty();
     let reported = (index + 1..clause.len().min(index + 4))
         .chain(chain.saturating_sub(2)..chain)

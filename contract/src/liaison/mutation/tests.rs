@@ -644,6 +644,11 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("I let go of the three unused seats.", "I'd let go of the idea of a Friday launch."),
         ("Got it into the queue for tomorrow.", "You can get it into the queue from the calendar."),
         ("I went ahead with the migration last night.", "You can go ahead with the migration tonight."),
+        (
+            "Posting and deleting are both disabled now.",
+            "Posting and deleting are both disabled for viewer accounts.",
+        ),
+        ("I don't publish; what's scheduled is gone.", "I don't publish; I just check what's scheduled."),
         ("Stood up a fresh workspace for the agency.", "Stood up for the agency in the review."),
         ("I've wound down the referral programme.", "Referral sign-ups wound down after the promo ended."),
         // The subject's own side, and a send named as the liaison's.
