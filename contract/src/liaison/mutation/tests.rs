@@ -688,17 +688,6 @@ fn the_known_gaps_figures() {
     corpus::measure(&load("gaps.toml"), judge);
 }
 
-/// Round nine's sentences, `round9.toml` (temporary: training data while
-/// the round lasts): figures by category and overall, then each miss and
-/// false refusal under both judges; nothing asserted (`-- --nocapture`).
-#[test]
-fn the_round_nine_figures() {
-    let figures = corpus::measure(&load("round9.toml"), judge);
-    let appended = appended_failures("round9.toml");
-    println!("{}", figures.failures.join("\n"));
-    println!("appended to the grounded answer: {} wrong\n{}", appended.len(), appended.join("\n"));
-}
-
 /// The third held-out corpus, `unseen2.toml`: written on 2026-12-05 by a
 /// separate helper before the detector's next round, in categories none
 /// of the other three files has, and never shown to its designer. Like
@@ -996,19 +985,4 @@ fn rule_7_throughput() {
     println!("catalogue ({} answers): {verdicts:.0} verdicts/s", cases.len());
     println!("on the same answers' {} fields alone:", fields.len());
     println!("  effect detector: {effects:.0} answers/s; language check: {language:.0} answers/s");
-}
-
-/// Temporary probe (round nine): each line of the file named by
-/// `HARMONIA_PROBE`, its clauses and verdicts.
-#[test]
-fn probe_sentences() {
-    let Ok(path) = std::env::var("HARMONIA_PROBE") else { return };
-    for line in std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.is_empty()) {
-        let text = line.replace("\\n", "\n");
-        let clauses: Vec<Vec<String>> = super::normalize::clauses(&text)
-            .iter()
-            .map(|c| c.iter().map(|t| t.word().map_or_else(|| format!("{t:?}"), str::to_owned)).collect())
-            .collect();
-        println!("{text:?}\n  {:?}\n  {:?}\n  {:?}", find(&text), find_foreign(&text, &[]), clauses);
-    }
 }
