@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 /// How many words after a verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
 /// How many words may stand between a participle and its `by`.
-const AGENT_WINDOW: usize = 6;
+const AGENT_WINDOW: usize = 9;
 /// How many words before the effect word must also be in a claim's text
 /// for the claim to ground it.
 const GROUNDING_CONTEXT: usize = 2;
@@ -855,7 +855,7 @@ fn setting_value(clause: &[Token], index: usize) -> bool {
     // scheduled for the 14th" ("is now scheduled for" stays the liaison's).
     let setting = matches!(
         (word(clause, index), word(clause, index + 1)),
-        (Some("set"), Some("to")) | (Some("scheduled" | "queued"), Some("for"))
+        (Some("set" | "scheduled"), Some("to")) | (Some("scheduled" | "queued"), Some("for"))
     );
     // A credit to the liaison makes it its act: "..., all my work".
     let credited = (index + 1..index + 1 + CREDIT_WINDOW)
@@ -954,7 +954,9 @@ fn implicit(
     // "The form was submitted 87 times this week".
     let counted = word(clause, effect.end).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
         && word(clause, effect.end + 1) == Some("times");
-    if frame == IMPLICIT_AGENT && (counted || roles::before_the_liaison_looked(clause, index)) {
+    if frame == IMPLICIT_AGENT
+        && (counted || roles::before_the_liaison_looked(clause, index) || inferred(clause, index))
+    {
         return None;
     }
     // "Checks done", "Audit complete": a read named done.
@@ -1022,6 +1024,16 @@ fn after_a_read(clause: &[Token], start: usize) -> bool {
     let verb = if matches!(word(clause, 0), Some("i" | "we")) { 1 } else { 0 };
     let read = word(clause, verb).is_some_and(|w| LOOKS.contains(&w));
     read && (verb + 1..start).any(|at| clause[at] == Token::Pause)
+}
+
+/// Round nine: whether an adverb of inference stands right before the
+/// participle at `index`, after its auxiliary: "It was probably cancelled
+/// because the card expired" is a guess about the data, not a report of
+/// the liaison's act (which it would know).
+pub(super) fn inferred(clause: &[Token], index: usize) -> bool {
+    index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|adverb| {
+        matches!(adverb, "probably" | "likely" | "possibly" | "presumably" | "apparently")
+    }) && index.checked_sub(2).and_then(|at| word(clause, at)).is_some_and(grammar::is_auxiliary)
 }
 
 /// Round nine: whether the passive from `start` has a number for its

@@ -54,7 +54,7 @@ pub(super) const UNLISTED: &str = "unlisted";
 /// How far a coordinated verb may stand from the verb before it.
 pub(super) const REACH: usize = 24;
 /// How many words may stand between a participle and its `by`.
-pub(super) const AGENT_WINDOW: usize = 6;
+pub(super) const AGENT_WINDOW: usize = 9;
 
 const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const SUBJECT: &str = "the liaison as subject";
@@ -564,6 +564,7 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -
     if measured(clause, index)
         || super::deny::partitive(clause, subject_at?)
         || roles::before_the_liaison_looked(clause, index)
+        || super::deny::inferred(clause, index)
         || other_agent_after(clause, index)
         || roles::agent_set_apart(clause, index)
         || roles::by_itself(clause, index)

@@ -235,7 +235,7 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // clause ("Per Mailchimp, the campaign was sent ..."; "Per your
         // request, ..." stays a claim), and a read asking which, whether
         // or how, right before ("Checked which keys were rotated in Q3").
-        let per = verb == Some("per") && cites_a_person(clause, at + 1);
+        let per = verb == Some("per") && per_names_a_source(clause, at + 1);
         // "I noticed the campaign was paused on Friday": what a look found.
         // "I just check what's scheduled": what a read looks at, a free
         // relative.
@@ -278,6 +278,13 @@ const RECORD_SOURCES: &[&str] = &[
     "records",
     "notes",
 ];
+
+/// Round nine: whether the words at `from`, after "per", cite a product
+/// or a person, not the user ("per Mailchimp"; "per your email" is what
+/// the user asked).
+fn per_names_a_source(clause: &[Token], from: usize) -> bool {
+    !matches!(word(clause, from), Some("your" | "yours")) && cites_a_person(clause, from)
+}
 
 /// How many words a person cited after "according to" may have.
 const CITED_WORDS: usize = 3;
@@ -372,6 +379,12 @@ pub(super) const SOURCES: &[&str] = &[
 
 /// Whether the clause cites a source: "per" or "according to" before a
 /// source within three words ("per the billing page").
+/// Round nine: messages data may be read from after "per", unless the
+/// user's own ("per the organiser's email"; "per your email" is what the
+/// user asked).
+const MESSAGES: &[&str] =
+    &["email", "emails", "message", "notification", "receipt", "invoice", "ticket", "thread"];
+
 fn cites_a_source(clause: &[Token]) -> bool {
     let from_a_record = word(clause, 0) == Some("from")
         && (1..4).any(|at| word(clause, at).is_some_and(|noun| RECORD_SOURCES.contains(&noun)))
@@ -382,7 +395,13 @@ fn cites_a_source(clause: &[Token]) -> bool {
                 || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
             // Round nine: a product or a person after "per": "..., per
             // Mailchimp" ("per your request" stays the user's).
-            let per_name = (word(clause, at) == Some("per") && cites_a_person(clause, at + 1))
+            let message = word(clause, at) == Some("per")
+                && (at + 1..at + 5)
+                    .map_while(|next| word(clause, next))
+                    .take_while(|w| !matches!(*w, "your" | "my" | "our" | "you"))
+                    .any(|w| MESSAGES.contains(&w));
+            let per_name = message
+                || (word(clause, at) == Some("per") && per_names_a_source(clause, at + 1))
                 || (word(clause, at) == Some("according")
                     && word(clause, at + 1) == Some("to")
                     && cites_a_person(clause, at + 2));
@@ -770,8 +789,14 @@ pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
     logged
         || timestamped
         || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
+            // Round nine: "(all by your team)", "(both by Dana)".
+            let by_at = if matches!(word(clause, at + 1), Some("all" | "both" | "each" | "mostly")) {
+                at + 2
+            } else {
+                at + 1
+            };
             let after_pause =
-                clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
+                clause[at] == Token::Pause && word(clause, by_at) == Some("by") && named(by_at + 1);
             // Stop 52: a record writes its actor beside the time, set apart
             // ("deleted (Priya, 11:40)").
             let beside_time = clause[at] == Token::Pause

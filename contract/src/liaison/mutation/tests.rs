@@ -601,6 +601,22 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ("Slashed the CPC bid to $1.", "The agency slashed the CPC bid by half."),
         ("The form was submitted for you.", "The form was submitted 87 times this week."),
         ("It's now queued for 9.", "It hasn't gone out yet — it's queued for 9."),
+        // An agent further on, or set apart after "all"; a message cited
+        // after "per"; a guess; a plan a record holds.
+        (
+            "The reel was boosted last month with a $50 budget.",
+            "The reel was boosted last month with a $50 budget by Maria.",
+        ),
+        (
+            "Everything deleted in the last 7 days (all by me).",
+            "Everything deleted in the last 7 days (all by your team).",
+        ),
+        (
+            "The event was moved online, per your email.",
+            "The event was moved online, per the organiser's email.",
+        ),
+        ("It was cancelled because the card expired.", "It was probably cancelled because the card expired."),
+        ("The campaign is now scheduled to end on Sunday.", "The campaign is scheduled to end on Sunday."),
         // An act placed before the liaison looked, or before the chat.
         ("That was approved before I left.", "That was approved before I looked."),
         ("The post was already live.", "By the time I checked, the post was already live."),
