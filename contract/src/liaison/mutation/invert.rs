@@ -1220,9 +1220,12 @@ pub(super) fn heads_fragment(clause: &[Token], index: usize) -> bool {
             Token::Pause => return true,
             Token::Question | Token::Done => return false,
             Token::Word(before) => {
-                if back > MAX_LEADS
-                    || !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before))
-                {
+                // Round nine: a word in `-ly` the tagger does not know as
+                // English is a name, the subject ("Calendly rebooked the
+                // call"), no adverb.
+                let adverb =
+                    grammar::is_adverb(before) && (!before.ends_with("ly") || words::is_english(before));
+                if back > MAX_LEADS || !(FRAGMENT_LEADS.contains(&before.as_str()) || adverb) {
                     return false;
                 }
             }

@@ -617,6 +617,10 @@ fn round_nine_rules_are_claims_and_their_twins_are_not() {
         ),
         ("It was cancelled because the card expired.", "It was probably cancelled because the card expired."),
         ("The campaign is now scheduled to end on Sunday.", "The campaign is scheduled to end on Sunday."),
+        (
+            "Quickly rebooked the call for Friday.",
+            "Calendly rebooked the call after the guest picked a new time.",
+        ),
         // An act placed before the liaison looked, or before the chat.
         ("That was approved before I left.", "That was approved before I looked."),
         ("The post was already live.", "By the time I checked, the post was already live."),
