@@ -2,13 +2,16 @@
 //! against a loopback upstream that answers every request after 100 ms.
 //!
 //! Each figure is a closed loop: `callers` tasks each call, wait for the
-//! envelope, and call again, for a fixed window on a two-worker tokio
-//! runtime. The ideal is `callers / 100 ms` calls per second; what the
-//! machine gets is printed next to it, with p50 and p99 latency and the
-//! host's peak resident memory during the window (`VmHWM`, reset first).
+//! envelope, and call again, on a two-worker tokio runtime; the window
+//! opens once every caller has ended its first call (connections made,
+//! pool slots touched: the steady state) and lasts a fixed time. The
+//! ideal is `callers / 100 ms` calls per second; what the machine gets is
+//! printed next to it, with p50 and p99 latency and the host's peak
+//! resident memory from the first call to the window's end (`VmHWM`,
+//! reset first).
 //! The upstream is a hyper server on its own one-worker runtime in the
 //! same process, so its memory and CPU count against the host's figures:
-//! the figures are conservative. The last figure runs the same loop
+//! the figures are conservative. The first figure runs the same loop
 //! through `harmonia serve` (in process, over loopback HTTP), whose
 //! per-request MCP work is then on the same two cores.
 
@@ -30,7 +33,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The tool every call runs.
@@ -84,8 +87,36 @@ struct Run {
     after_mib: f64,
     /// Calls that did not succeed, by what they ended with.
     failed: BTreeMap<String, u64>,
+    /// CPU time per call answered in the window, µs, by the threads that
+    /// spent it ([`THREADS`]), then the whole process.
+    cpu_us_per_call: Vec<(&'static str, f64)>,
 }
 
+/// The threads whose CPU a figure counts apart, by name: the server's
+/// workers (the MCP figure), the callers' (which run the host's calls in
+/// the other figures), and the upstream's.
+const THREADS: [(&str, &str); 3] =
+    [("server", "bench-serve"), ("callers", "bench-caller"), ("upstream", "bench-upstream")];
+
+/// CPU seconds used so far by each of [`THREADS`], then by the process.
+fn cpu_now() -> Vec<(&'static str, f64)> {
+    let mut used: Vec<_> =
+        THREADS.iter().map(|&(label, prefix)| (label, stats::threads_cpu_seconds(prefix))).collect();
+    let process = std::fs::read_to_string("/proc/self/stat").ok().and_then(|stat| stats::cpu_ticks(&stat));
+    used.push(("process", process.unwrap_or(f64::NAN) / rustix::param::clock_ticks_per_second() as f64));
+    used
+}
+
+/// The longest a closed loop waits for every caller's first call before
+/// its window opens anyway.
+const WARM_UP_LIMIT: Duration = Duration::from_secs(20);
+
+/// A closed loop of `callers` on one runtime. Its window opens once every
+/// caller has ended one call (so each client is connected and each pool
+/// slot the load reaches has served a call: a long-running server's steady
+/// state, not its first seconds), or after [`WARM_UP_LIMIT`], and lasts
+/// `window`; only the calls that end inside it are counted. The peak
+/// memory covers the warm-up too.
 fn closed_loop<F, Fut>(callers: usize, window: Duration, call: F) -> Result<Run>
 where
     F: Fn() -> Fut + Clone + Send + 'static,
@@ -98,18 +129,31 @@ where
         .enable_all()
         .build()?;
     let stop = Arc::new(AtomicBool::new(false));
+    let warmed = Arc::new(AtomicUsize::new(0));
+    // The window's bounds, set once it opens.
+    let bounds = Arc::new(std::sync::OnceLock::<(Instant, Instant)>::new());
     stats::reset_peak_resident();
     let baseline_mib = stats::resident_kib() as f64 / 1024.0;
-    let started = Instant::now();
     let tasks: Vec<_> = (0..callers)
         .map(|_| {
-            let (call, stop) = (call.clone(), Arc::clone(&stop));
+            let (call, stop, warmed, bounds) =
+                (call.clone(), Arc::clone(&stop), Arc::clone(&warmed), Arc::clone(&bounds));
             runtime.spawn(async move {
                 let (mut latencies, mut failed) = (Vec::new(), BTreeMap::<String, u64>::new());
+                let mut first = true;
                 while !stop.load(Ordering::Relaxed) {
                     let started = Instant::now();
-                    match call().await {
-                        Ok(()) => latencies.push(started.elapsed()),
+                    let outcome = call().await;
+                    let ended = Instant::now();
+                    if std::mem::take(&mut first) {
+                        warmed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let Some(&(opens, closes)) = bounds.get() else { continue };
+                    if ended < opens || ended > closes {
+                        continue;
+                    }
+                    match outcome {
+                        Ok(()) => latencies.push(ended - started),
                         Err(outcome) => *failed.entry(outcome).or_default() += 1,
                     }
                 }
@@ -117,7 +161,17 @@ where
             })
         })
         .collect();
+    let warm_up_ends = Instant::now() + WARM_UP_LIMIT;
+    runtime.block_on(async {
+        while warmed.load(Ordering::Relaxed) < callers && Instant::now() < warm_up_ends {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let opens = Instant::now();
+    let _ = bounds.set((opens, opens + window));
+    let cpu_at_open = cpu_now();
     runtime.block_on(async { tokio::time::sleep(window).await });
+    let cpu_at_close = cpu_now();
     stop.store(true, Ordering::Relaxed);
     let finished: Vec<_> = runtime.block_on(async {
         let mut finished = Vec::with_capacity(tasks.len());
@@ -126,7 +180,6 @@ where
         }
         finished
     });
-    let elapsed = started.elapsed();
     let peak_mib = stats::peak_resident_kib() as f64 / 1024.0;
     drop(runtime);
     let after_mib = stats::resident_kib() as f64 / 1024.0;
@@ -139,15 +192,21 @@ where
         }
     }
     let completed = latencies.len();
+    let cpu_us_per_call = cpu_at_open
+        .iter()
+        .zip(&cpu_at_close)
+        .map(|(&(label, before), &(_, after))| (label, (after - before) * 1e6 / completed.max(1) as f64))
+        .collect();
     let samples = stats::Samples::new(latencies);
     Ok(Run {
-        calls_per_second: completed as f64 / elapsed.as_secs_f64(),
+        calls_per_second: completed as f64 / window.as_secs_f64(),
         p50_ms: samples.p50_us() / 1000.0,
         p99_ms: samples.p99_us() / 1000.0,
         baseline_mib,
         peak_mib,
         after_mib,
         failed,
+        cpu_us_per_call,
     })
 }
 
@@ -222,11 +281,20 @@ fn report(out: &mut Report, label: &str, key: &str, ideal: f64, run: &Run) {
         "      resident {:.0} MiB before, peak {:.0} MiB, {:.0} MiB after; {failed} failed {:?}",
         run.baseline_mib, run.peak_mib, run.after_mib, run.failed
     ));
+    let cpu: Vec<String> = run
+        .cpu_us_per_call
+        .iter()
+        .filter(|(_, us)| *us > 0.0)
+        .map(|(label, us)| format!("{label} {us:.0}"))
+        .collect();
+    out.say(format!("      CPU per call answered, µs: {}", cpu.join(", ")));
+    let cpu: serde_json::Map<String, Value> =
+        run.cpu_us_per_call.iter().map(|(label, us)| ((*label).to_owned(), json!(us))).collect();
     out.insert(
         key,
         json!({"calls_per_s": run.calls_per_second, "ideal_per_s": ideal, "p50_ms": run.p50_ms,
             "p99_ms": run.p99_ms, "resident_before_mib": run.baseline_mib, "peak_resident_mib": run.peak_mib,
-            "resident_after_mib": run.after_mib, "failed": run.failed}),
+            "resident_after_mib": run.after_mib, "failed": run.failed, "cpu_us_per_call": cpu}),
     );
 }
 
@@ -261,7 +329,6 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
         // reqwest is built with rustls but no provider of its own.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let caller = mcp_caller(url, &token)?;
-        closed_loop(callers.min(100), Duration::from_millis(500), caller.clone())?;
         let run = closed_loop(callers, window, caller)?;
         let _ = stop.send(());
         let _ = server_runtime.block_on(running);
@@ -283,6 +350,12 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         "\ncalls in flight, {TOOL} against an upstream answering after 100 ms ({:.0} s each, open files {open_files}):",
         window.as_secs_f64()
     ));
+    // First, so that its peak memory is its own: a figure with thousands
+    // of slots leaves the allocator holding memory the next one would count.
+    {
+        let (_upstream, address) = upstream()?;
+        through_serve(address, effort.concurrency_mcp, window, out)?;
+    }
     for &(callers, bound) in effort.concurrency {
         // Each call in flight holds two descriptors here (the host's
         // socket and, the upstream being in this process, its server's):
@@ -300,13 +373,10 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         // A fresh upstream each time, so no run inherits another's sockets.
         let (_upstream, address) = upstream()?;
         let host = host(address, bound)?;
-        // Warms the connection and instance pools.
-        closed_loop(callers.min(bound as usize), Duration::from_millis(500), host_caller(&host))?;
         let run = closed_loop(callers, window, host_caller(&host))?;
         let ideal = callers.min(bound as usize) as f64 / UPSTREAM_DELAY.as_secs_f64();
         let label = format!("{callers:>6} callers of Host::call_async, {bound:>5} slots");
         report(out, &label, &format!("inflight_{callers}_slots_{bound}"), ideal, &run);
     }
-    let (_upstream, address) = upstream()?;
-    through_serve(address, effort.concurrency_mcp, window, out)
+    Ok(())
 }

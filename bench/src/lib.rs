@@ -79,7 +79,7 @@ const FULL: Effort = Effort {
     runaway_runs: 50,
     throughput_window: Duration::from_secs(3),
     memory_calls: 100_000,
-    concurrency: &[(1_000, 1_024), (10_000, 1_024), (10_000, 10_000)],
+    concurrency: &[(1_000, 1_024), (10_000, 1_024), (10_000, 8_000), (10_000, 10_000)],
     concurrency_window: Duration::from_secs(5),
     concurrency_mcp: 1_000,
 };

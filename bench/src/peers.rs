@@ -43,7 +43,7 @@
 //! [`ANSWER_TIME`], so a peer that stalls fails its figure rather than
 //! hanging the bench.
 
-use super::{Effort, Report, mcp};
+use super::{Effort, Report, mcp, stats};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
@@ -415,16 +415,7 @@ impl Throughput {
 /// ticks); NaN when it cannot be read.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    cpu_ticks(&stat).map_or(f64::NAN, |ticks| ticks / rustix::param::clock_ticks_per_second() as f64)
-}
-
-/// User plus system clock ticks from the text of `/proc/PID/stat`.
-fn cpu_ticks(stat: &str) -> Option<f64> {
-    // The command's name (field 2) may hold spaces and parentheses: the
-    // fields counted from 3 start after the last ')'.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks = |field: usize| fields.get(field - 3).and_then(|value| value.parse::<f64>().ok());
-    Some(ticks(14)? + ticks(15)?)
+    stats::cpu_ticks(&stat).map_or(f64::NAN, |ticks| ticks / rustix::param::clock_ticks_per_second() as f64)
 }
 
 /// One MCP session over streamable HTTP.
@@ -1199,15 +1190,5 @@ mod tests {
             assert!(failed.to_string().contains("the tool failed"), "{failed}");
             session.close().await;
         }
-    }
-
-    #[test]
-    fn cpu_ticks_are_read_after_the_commands_name_whatever_it_holds() {
-        // Fields 14 and 15 (utime 250, stime 31); the name holds spaces
-        // and a ')'.
-        let stat = "4242 (a) b c) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 31 0 0 20 0 3 0 100";
-        assert_eq!(cpu_ticks(stat), Some(281.0));
-        assert_eq!(cpu_ticks(""), None);
-        assert_eq!(cpu_ticks("4242 (x) S 1"), None, "too few fields");
     }
 }
