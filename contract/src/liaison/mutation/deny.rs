@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 /// How many words after a verb may hold its object.
 const OBJECT_WINDOW: usize = 4;
 /// How many words may stand between a participle and its `by`.
-const AGENT_WINDOW: usize = 9;
+const AGENT_WINDOW: usize = 6;
 /// How many words before the effect word must also be in a claim's text
 /// for the claim to ground it.
 const GROUNDING_CONTEXT: usize = 2;
@@ -386,15 +386,6 @@ const NOT_AGENTS: &[&str] = &[
     "sms",
     "text",
     "post",
-    // Round nine: measures: "Slashed the CPC bid by half".
-    "half",
-    "a",
-    "an",
-    "one",
-    "two",
-    "three",
-    "ten",
-    "double",
 ];
 
 /// What the chain before an effect word says about its voice.
@@ -480,27 +471,10 @@ const SENDER_WINDOW: usize = 8;
 fn sent_from_another(clause: &[Token], index: usize) -> bool {
     (index + 1..index + 1 + SENDER_WINDOW).any(|at| {
         word(clause, at) == Some("from")
-            && ((at + 1..at + 4).any(|noun| {
+            && (at + 1..at + 4).any(|noun| {
                 word(clause, noun).is_some_and(|noun| INSTRUMENTS.contains(&noun) || SENDERS.contains(&noun))
-            }) || from_anothers_account(clause, at + 1))
+            })
     })
-}
-
-/// Accounts a message is sent from.
-const ACCOUNTS: &[&str] = &["account", "inbox", "address", "mailbox", "number", "profile", "handle"];
-
-/// Round nine: whether the words at `at` name another's account: "the
-/// reply went out from Dana's account" ("from my account", "from our
-/// inbox" stay the liaison's).
-fn from_anothers_account(clause: &[Token], at: usize) -> bool {
-    let Some(owner) = word(clause, at) else { return false };
-    let (owned, noun) = match owner.strip_suffix("'s") {
-        Some(name) => (!name.is_empty(), at + 1),
-        None => (word(clause, at + 1) == Some("'s"), at + 2),
-    };
-    owned
-        && !matches!(owner, "it" | "that" | "it's" | "that's")
-        && word(clause, noun).is_some_and(|noun| ACCOUNTS.contains(&noun))
 }
 
 /// Components that send on their own: "from the billing system".
@@ -665,9 +639,7 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 && participle
                 && !has_object(clause, index, effect.end)
                 && !roles::is_actor_pronoun(clause, chain.start)
-                && !found_by_a_read(clause, index)
-                && !roles::generic_reduced_relative(clause, index)
-                && !relative_after_noun(clause, chain.start);
+                && !found_by_a_read(clause, index);
             ((chain.be && participle) || reduced)
                 .then(|| implicit(clause, chain.start, index, effect, groundings, IMPLICIT_AGENT))
                 .flatten()
@@ -677,19 +649,8 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
                 return None; // present: "Scheduled posts go out at 09:00".
             }
             let active = effect.forms & PAST != 0 && has_object(clause, index, effect.end);
-            let reduced = !chain.modal
-                && !chain.be
-                && participle
-                && !active
-                && !found_by_a_read(clause, index)
-                && !roles::generic_reduced_relative(clause, index)
-                // A name, no English word, heading a relative after its
-                // noun: "the draft Sam removed earlier" ("the campaign
-                // budget raised" is a compound noun).
-                && !(relative_after_noun(clause, chain.start)
-                    && chain.start.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|name| {
-                        name.bytes().all(|b| b.is_ascii_alphabetic()) && !super::words::is_english(name)
-                    }));
+            let reduced =
+                !chain.modal && !chain.be && participle && !active && !found_by_a_read(clause, index);
             let passive = (chain.be && (participle || effect.state)) || reduced;
             if !passive || (chain.bare && roles::attributive(clause, index)) {
                 return None;
@@ -698,32 +659,6 @@ fn judge(clause: &[Token], index: usize, effect: &Effect, groundings: &[Groundin
         }
         Subject::Liaison => None,
     }
-}
-
-/// Round nine: whether the other actor before the verb at `start` heads a
-/// relative clause whose object is the noun phrase before it: "the draft
-/// Sam removed earlier", "the seat upgrade your manager approved" (the
-/// actor's own act; "Subscribers notified" has no noun before).
-fn relative_after_noun(clause: &[Token], start: usize) -> bool {
-    let Some(subject) = start.checked_sub(1) else { return false };
-    let owned = subject
-        .checked_sub(1)
-        .and_then(|at| word(clause, at))
-        .is_some_and(|w| matches!(w, "your" | "their" | "his" | "her" | "the" | "our"));
-    let noun_at = if owned { subject.checked_sub(2) } else { subject.checked_sub(1) };
-    let Some(noun_at) = noun_at else { return false };
-    let noun = word(clause, noun_at).is_some_and(|noun| {
-        noun.len() > 2
-            && noun.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
-            && !roles::DETERMINERS.contains(&noun)
-            && !grammar::PREPOSITIONS.contains(&noun)
-            && !grammar::is_auxiliary(noun)
-            && super::words::completed_form(noun) & (PAST | PARTICIPLE) == 0
-    });
-    let determined = (noun_at.saturating_sub(3)..noun_at)
-        .take_while(|&at| word(clause, at).is_some())
-        .any(|at| word(clause, at).is_some_and(|w| matches!(w, "the" | "a" | "an" | "this" | "that")));
-    noun && determined && word(clause, subject).is_some_and(|w| !roles::DETERMINERS.contains(&w))
 }
 
 /// Words that open a time or relative clause.
@@ -742,12 +677,8 @@ fn in_time_or_relative_clause(clause: &[Token], start: usize) -> bool {
             // A relative "that" or "which" follows its noun; "That's 40
             // invites sent" is a demonstrative.
             let relative = matches!(before, "that" | "which");
-            // Round nine: ", which Sam scheduled" is a relative set apart.
-            let set_apart =
-                before == "which" && at.checked_sub(1).is_some_and(|pause| clause[pause] == Token::Pause);
             SUBORDINATORS.contains(&before)
                 && (!relative
-                    || set_apart
                     || (at.checked_sub(1).is_some_and(|noun| word(clause, noun).is_some())
                         && !matches!(word(clause, at + 1), Some("'s" | "is" | "are" | "was" | "were"))))
         })
@@ -855,17 +786,14 @@ fn setting_value(clause: &[Token], index: usize) -> bool {
     // scheduled for the 14th" ("is now scheduled for" stays the liaison's).
     let setting = matches!(
         (word(clause, index), word(clause, index + 1)),
-        (Some("set" | "scheduled"), Some("to")) | (Some("scheduled" | "queued"), Some("for"))
+        (Some("set"), Some("to")) | (Some("scheduled"), Some("for"))
     );
     // A credit to the liaison makes it its act: "..., all my work".
     let credited = (index + 1..index + 1 + CREDIT_WINDOW)
         .any(|at| matches!(word(clause, at), Some("my" | "me" | "myself" | "our" | "us")));
     setting
         && !credited
-        && index
-            .checked_sub(1)
-            .and_then(|at| word(clause, at))
-            .is_some_and(|be| matches!(be, "is" | "are" | "'s" | "'re"))
+        && index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|be| matches!(be, "is" | "are"))
 }
 
 /// How far after a setting's value a credit to the liaison may stand.
@@ -943,22 +871,6 @@ fn implicit(
     groundings: &[Grounding<'_>],
     frame: &'static str,
 ) -> Option<Finding> {
-    // Round nine: a count of a set named before ("Of the 40 invites sent
-    // last week, 31 were accepted") is a tally of the data, and a passive
-    // after a read of the liaison's and a pause is its finding ("I
-    // compared the two invoices: the second one was reissued").
-    if partitive(clause, start) || (frame == IMPLICIT_AGENT && after_a_read(clause, start)) {
-        return None;
-    }
-    // Round nine: a passive counted in times is a metric of the data:
-    // "The form was submitted 87 times this week".
-    let counted = word(clause, effect.end).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        && word(clause, effect.end + 1) == Some("times");
-    if frame == IMPLICIT_AGENT
-        && (counted || roles::before_the_liaison_looked(clause, index) || inferred(clause, index))
-    {
-        return None;
-    }
     // "Checks done", "Audit complete": a read named done.
     let subject = index.checked_sub(1).and_then(|at| word(clause, at));
     if !roles::negations_before(clause, index).is_multiple_of(2)
@@ -1000,51 +912,6 @@ fn implicit(
         }
     }
     Some(finding(&effect.family, clause, start, effect.end, frame))
-}
-
-/// Reads whose finding may follow a pause: "I compared the two invoices:
-/// ...".
-const LOOKS: &[&str] = &[
-    "compared",
-    "checked",
-    "reviewed",
-    "searched",
-    "scanned",
-    "audited",
-    "inspected",
-    "examined",
-    "cross-checked",
-    "double-checked",
-    "looked",
-];
-
-/// Round nine: whether the clause opens with a read of the liaison's ("I
-/// compared", "Checked") and a pause stands between it and `start`.
-fn after_a_read(clause: &[Token], start: usize) -> bool {
-    let verb = if matches!(word(clause, 0), Some("i" | "we")) { 1 } else { 0 };
-    let read = word(clause, verb).is_some_and(|w| LOOKS.contains(&w));
-    read && (verb + 1..start).any(|at| clause[at] == Token::Pause)
-}
-
-/// Round nine: whether an adverb of inference stands right before the
-/// participle at `index`, after its auxiliary: "It was probably cancelled
-/// because the card expired" is a guess about the data, not a report of
-/// the liaison's act (which it would know).
-pub(super) fn inferred(clause: &[Token], index: usize) -> bool {
-    index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|adverb| {
-        matches!(adverb, "probably" | "likely" | "possibly" | "presumably" | "apparently")
-    }) && index.checked_sub(2).and_then(|at| word(clause, at)).is_some_and(grammar::is_auxiliary)
-}
-
-/// Round nine: whether the passive from `start` has a number for its
-/// subject right after a pause, in a clause opened by "Of the": a part of
-/// a set counted.
-pub(super) fn partitive(clause: &[Token], start: usize) -> bool {
-    let number = |at: usize| word(clause, at).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
-    let subject = (start.saturating_sub(1)..start + 2).find(|&at| number(at));
-    subject.is_some_and(|at| at > 0 && clause[at - 1] == Token::Pause)
-        && word(clause, 0) == Some("of")
-        && word(clause, 1) == Some("the")
 }
 
 fn finding(family: &str, clause: &[Token], start: usize, end: usize, frame: &'static str) -> Finding {

@@ -81,27 +81,8 @@ fn chain_claim(clause: &[Token], start: usize, chain: &Chain) -> Option<Finding>
     if chain.negated || possessive_have(clause, chain) {
         return None;
     }
-    let (verb, _, end) =
-        effect_verb_at(clause, chain.end, chain.expect).or_else(|| object_before(clause, start, chain))?;
+    let (verb, _, end) = effect_verb_at(clause, chain.end, chain.expect)?;
     Some(finding(&verb.family, clause, start, end))
-}
-
-/// Round nine: a guarded effect verb in the past whose object stands right
-/// before the liaison, a relative clause's: "Stripe now lists the refund I
-/// issued" ("the refund Finance issued" is Finance's).
-fn object_before(clause: &[Token], start: usize, chain: &Chain) -> Option<(&'static Verb, u8, usize)> {
-    let head = word(clause, chain.end)?;
-    if chain.expect & PAST == 0 || word(clause, chain.end + 1).is_some_and(super::invert::starts_object) {
-        return None;
-    }
-    LEXICON.lookup(head).iter().filter(|found| found.forms & PAST != 0).find_map(|found| {
-        let verb = &LEXICON.verbs[found.verb];
-        let from = start.saturating_sub(OBJECT_WINDOW);
-        let named = !verb.objects.is_empty()
-            && !verb.passive_only
-            && (from..start).any(|at| object_end(clause, at, &verb.objects) == Some(start));
-        named.then_some((verb, found.forms, chain.end + 1))
-    })
 }
 
 // "I have updated figures for you": `have` right before a participle and
@@ -153,10 +134,8 @@ fn coordinated_claim(clause: &[Token], start: usize, main: &Chain, skip_asides: 
             continue;
         }
         let mut contrast = false;
-        let mut pause_only = true;
         while at < clause.len() && word(clause, at).is_none_or(|joiner| CONJUNCTIONS.contains(&joiner)) {
             contrast |= word(clause, at).is_some_and(|joiner| CONTRASTS.contains(&joiner));
-            pause_only &= word(clause, at).is_none();
             at += 1;
         }
         let chain = grammar::walk(clause, at, FINITE | main.expect, skip_asides);
@@ -169,15 +148,8 @@ fn coordinated_claim(clause: &[Token], start: usize, main: &Chain, skip_asides: 
                 && word(clause, end + 1)
                     .is_some_and(|agent| !matches!(agent, "me" | "us" | "myself" | "hand" | "mistake"))
         };
-        // Round nine: after a pause alone, a base form that is no past
-        // where the liaison's verb was a past or a perfect is an
-        // instruction to the user: "I've written a caption below — tweak
-        // as you like" ("— tweaked the old one too" stays a claim).
-        let main_done = word(clause, main.end)
-            .is_some_and(|verb| super::words::completed_form(verb) & (PAST | PARTICIPLE) != 0);
-        let instruction = |forms: u8| pause_only && main_done && forms & (PAST | PARTICIPLE) == 0;
-        if let Some((verb, forms, end)) = effect_verb_at(clause, chain.end, chain.expect)
-            .filter(|&(_, forms, end)| !others(end) && !instruction(forms))
+        if let Some((verb, forms, end)) =
+            effect_verb_at(clause, chain.end, chain.expect).filter(|&(_, _, end)| !others(end))
         {
             let shares_negation = !chain.has_auxiliary && !contrast && forms & main.expect != 0;
             let negated = chain.negated || (shares_negation && main.negated);

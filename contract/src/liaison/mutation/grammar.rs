@@ -437,23 +437,7 @@ pub(super) fn liaison_subject(clause: &[Token], index: usize) -> Option<usize> {
     if named && next.is_some_and(super::invert::is_bare_base) && closed(index + length + 1) {
         return None;
     }
-    Some(length + own_side(clause, index + length))
-}
-
-/// Words that name the liaison's side after "on the", "on our", "on my".
-const SIDES: &[&str] = &["side", "end"];
-
-/// Round nine: the length of a phrase naming the subject's own side right
-/// after it ("We on the Harmonia side have flipped ...", "I on my end
-/// ..."), which the subject's verb follows; else 0.
-fn own_side(clause: &[Token], at: usize) -> usize {
-    if word(clause, at) != Some("on") || !matches!(word(clause, at + 1), Some("the" | "our" | "my")) {
-        return 0;
-    }
-    (at + 2..at + 5)
-        .map_while(|side| word(clause, side).map(|w| (side, w)))
-        .find(|(_, w)| SIDES.contains(w))
-        .map_or(0, |(side, _)| side + 1 - at)
+    Some(length)
 }
 
 /// The liaison's subject at `index`, before [`liaison_subject`]'s

@@ -54,7 +54,7 @@ pub(super) const UNLISTED: &str = "unlisted";
 /// How far a coordinated verb may stand from the verb before it.
 pub(super) const REACH: usize = 24;
 /// How many words may stand between a participle and its `by`.
-pub(super) const AGENT_WINDOW: usize = 9;
+pub(super) const AGENT_WINDOW: usize = 6;
 
 const NO_SUBJECT: &str = "no subject: read as the liaison's";
 const SUBJECT: &str = "the liaison as subject";
@@ -349,93 +349,7 @@ pub(super) fn claim_in(clause: &[Token], groundings: &[Grounding<'_>]) -> Option
             .or_else(|| passive_claim(clause, index, groundings))
             .or_else(|| shapes::claim_at(clause, index, groundings))
             .or_else(|| done_idiom(clause, index))
-            .or_else(|| aspect_claim(clause, index))
-            .or_else(|| used_to_claim(clause, index))
-            .or_else(|| numeral_verb_claim(clause, index))
     })
-}
-
-/// Round nine: phrases of an act under way that head a fragment before a
-/// gerund: "In the middle of migrating your contacts", "Halfway through
-/// re-tagging the backlog", "Busy stripping the UTM tags".
-const UNDER_WAY: &[&[&str]] = &[
-    &["in", "the", "middle", "of"],
-    &["halfway", "through"],
-    &["midway", "through"],
-    &["partway", "through"],
-    &["part", "way", "through"],
-    &["busy"],
-];
-
-/// Round nine: a phrase of [`UNDER_WAY`] heading a fragment, and a gerund
-/// after it the allow-list does not have, is the liaison's act under way
-/// ("Halfway through reading the backlog" is a read).
-fn aspect_claim(clause: &[Token], index: usize) -> Option<Finding> {
-    let length = grammar::longest(clause, index, UNDER_WAY)?;
-    let at = index + length;
-    let gerund = word(clause, at)?;
-    if !heads_fragment(clause, index)
-        || !gerund.ends_with("ing")
-        || !may_be_verb(gerund)
-        || words::completed_form(gerund) & GERUND == 0
-        || ACTS.act_at(clause, at).is_some()
-        || !roles::negations_before(clause, index).is_multiple_of(2)
-        || roles::addressed_done(clause, at).is_some()
-    {
-        return None;
-    }
-    Some(finding(clause, index, at, object_end(clause, at), NO_SUBJECT))
-}
-
-/// How far "to" may stand after "used" and its object.
-const USED_REACH: usize = 6;
-
-/// Round nine: a tool used to do something, heading a fragment or after
-/// the liaison, does what its infinitive says: "Used the scheduler API to
-/// queue the thread" ("Used the search API to look up the thread" is a
-/// read; "I used to post daily" is a habit, and "used it to" with a
-/// negation or a question is judged by its frame).
-fn used_to_claim(clause: &[Token], index: usize) -> Option<Finding> {
-    if !matches!(word(clause, index), Some("used" | "using")) || word(clause, index + 1) == Some("to") {
-        return None;
-    }
-    let led = heads_fragment(clause, index)
-        || index.checked_sub(1).and_then(|at| word(clause, at)).is_some_and(|w| matches!(w, "i" | "we"));
-    if !led {
-        return None;
-    }
-    let to = (index + 2..index + 2 + USED_REACH)
-        .map_while(|at| word(clause, at).map(|w| (at, w)))
-        .find(|&(_, w)| w == "to")?
-        .0;
-    let verb = word(clause, to + 1)?;
-    if !may_be_verb(verb)
-        || !words::is_base_verb(verb)
-        || ACTS.act_at(clause, to + 1).is_some()
-        || !roles::negations_before(clause, index).is_multiple_of(2)
-        || roles::addressed_done(clause, index).is_some()
-    {
-        return None;
-    }
-    Some(finding(clause, index, to + 1, object_end(clause, to + 1), NO_SUBJECT))
-}
-
-/// Round nine: a numeral made a past ("86'd", written `86ed`) heading a
-/// fragment before its object is an act: "86'd the happy-hour promo".
-fn numeral_verb_claim(clause: &[Token], index: usize) -> Option<Finding> {
-    let current = word(clause, index)?;
-    let numeral = current
-        .strip_suffix("ed")
-        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
-    if !numeral || !heads_fragment(clause, index) || !word(clause, index + 1).is_some_and(starts_object) {
-        return None;
-    }
-    if !roles::negations_before(clause, index).is_multiple_of(2)
-        || roles::addressed_done(clause, index).is_some()
-    {
-        return None;
-    }
-    Some(finding(clause, index, index, object_end(clause, index), NO_SUBJECT))
 }
 
 /// Idioms that say an act is done: "Consider it done".
@@ -562,9 +476,6 @@ fn passive_claim(clause: &[Token], index: usize, groundings: &[Grounding<'_>]) -
         return None;
     }
     if measured(clause, index)
-        || super::deny::partitive(clause, subject_at?)
-        || roles::before_the_liaison_looked(clause, index)
-        || super::deny::inferred(clause, index)
         || other_agent_after(clause, index)
         || roles::agent_set_apart(clause, index)
         || roles::by_itself(clause, index)
@@ -627,9 +538,6 @@ fn family_of(word: &str) -> &str {
 /// has decided: an act allowed, an effect (`detect` and `deny` judged it)
 /// or an effect excused by its object ("I updated my answer").
 fn decided(clause: &[Token], index: usize) -> bool {
-    if content_clause(clause, index) {
-        return true;
-    }
     if let Some(act) = ACTS.act_at(clause, index)
         && !(act == "preposition" && progressive_at(clause, index) && effect_word(clause, index))
     {
@@ -670,26 +578,6 @@ fn decided(clause: &[Token], index: usize) -> bool {
         // judged here like any other verb ("I raised a concern"). Its
         // object is read as `detect` reads it, by `detect`'s own code.
         excused || verb.objects.is_empty() || detect::object_end(clause, index + 1, &verb.objects).is_some()
-    })
-}
-
-/// Verbs of finding out whose object may be a clause without "that".
-const KNOWING: &[&str] = &["confirmed", "verified", "established", "double-checked", "checked", "ensured"];
-
-/// How far after a verb of knowing its clause's verb may stand.
-const CONTENT_REACH: usize = 6;
-
-/// Round nine: whether a verb of [`KNOWING`] at `index` takes a clause, a
-/// noun phrase and a present verb of its own after it: "Once I confirmed
-/// the refund policy allows it" ("I confirmed the booking for Friday"
-/// stays an act).
-fn content_clause(clause: &[Token], index: usize) -> bool {
-    if !word(clause, index).is_some_and(|verb| KNOWING.contains(&verb)) {
-        return false;
-    }
-    (index + 2..index + 1 + CONTENT_REACH).map_while(|at| word(clause, at)).any(|next| {
-        matches!(next, "is" | "are" | "has" | "have" | "was" | "were")
-            || (next.len() > 3 && next.ends_with('s') && words::is_third_person(next))
     })
 }
 
@@ -895,7 +783,6 @@ fn verb_claim(
     if !may_be_verb(current)
         || (decided(clause, at) && !misformed() && !state_on_object())
         || introduces_a_read(clause, at)
-        || content_clause(clause, at)
     {
         return None;
     }
@@ -1102,15 +989,6 @@ fn fragment_claim(clause: &[Token], index: usize, marked: bool) -> Option<Findin
     {
         return None;
     }
-    // Round nine: a gerund before "there's" or "there are" names a place,
-    // a menu's item: "Under Settings › Billing there's a Cancel button"
-    // ("Billing the client for the overage now" stays an act).
-    if forms & GERUND != 0
-        && word(clause, index + 1) == Some("there")
-        && matches!(word(clause, index + 2), Some("'s" | "is" | "are"))
-    {
-        return None;
-    }
     if !roles::negations_before(clause, index).is_multiple_of(2)
         || roles::addressed_done(clause, index).is_some()
     {
@@ -1220,12 +1098,9 @@ pub(super) fn heads_fragment(clause: &[Token], index: usize) -> bool {
             Token::Pause => return true,
             Token::Question | Token::Done => return false,
             Token::Word(before) => {
-                // Round nine: a word in `-ly` the tagger does not know as
-                // English is a name, the subject ("Calendly rebooked the
-                // call"), no adverb.
-                let adverb =
-                    grammar::is_adverb(before) && (!before.ends_with("ly") || words::is_english(before));
-                if back > MAX_LEADS || !(FRAGMENT_LEADS.contains(&before.as_str()) || adverb) {
+                if back > MAX_LEADS
+                    || !(FRAGMENT_LEADS.contains(&before.as_str()) || grammar::is_adverb(before))
+                {
                     return false;
                 }
             }

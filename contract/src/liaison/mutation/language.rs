@@ -97,20 +97,6 @@ static SORTED_ENGLISH_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     words
 });
 
-/// Prefixes English makes words with: "unsubscribe", "re-enable".
-const ENGLISH_PREFIXES: &[&str] = &["un", "re", "de", "dis", "mis", "pre", "over", "under"];
-
-/// Round nine: whether `word` is an English prefix before an English word
-/// of four letters or more ("unsubscribe", "misroute"): an English word
-/// the tagger's lexicon lacks.
-fn prefixed_english(word: &str) -> bool {
-    ENGLISH_PREFIXES.iter().any(|prefix| {
-        word.strip_prefix(prefix)
-            .map(|rest| rest.trim_start_matches('-'))
-            .is_some_and(|rest| rest.len() >= 4 && words::is_english(rest))
-    })
-}
-
 fn is_english(word: &str) -> bool {
     SORTED_ENGLISH_WORDS.binary_search(&word).is_ok()
         || (word.len() > 3 && ENGLISH_ENDINGS.iter().any(|ending| word.ends_with(ending)))
@@ -431,7 +417,7 @@ fn judge(stretch: &[Letter], sentence_start: bool) -> Option<Foreign> {
     // here, before the identifier's cost.
     let unknown_word = |word: &str| {
         let word = word.trim_matches(['\'', '-']);
-        !words::is_english(word) && !INTERJECTIONS.contains(&word) && !prefixed_english(word)
+        !words::is_english(word) && !INTERJECTIONS.contains(&word)
     };
     let unknown = words.iter().filter(|word| unknown_word(word)).count();
     if unknown == 0 {

@@ -140,23 +140,6 @@
 //! pledge ("committed to a launch"); a coordinated participle with
 //! another agent; a thing's own change in a time or relative clause; and,
 //! in the language check, dotted names and a name heading English.
-//!
-//! Round nine (`round_nine_rules_are_claims_and_their_twins_are_not`)
-//! added: gerund subjects after more adverbs of frequency and before a
-//! past with its object; habitual and generic present passives and
-//! reduced relatives; sources after "per" and "according to" anywhere,
-//! plural sources, "From the changelog:", reads asking which, free
-//! relatives after a read, what a look found, a passive after a look and
-//! a pause; another's account, relatives set apart or after their noun,
-//! partitive counts, counts in times, measures after "by", states sat in,
-//! acts placed before the liaison looked; field names before literals, a
-//! gerund before "there's", "queued for"; reads of numbers, read tools,
-//! what a read returned, reading idioms, verbs of knowing before a clause;
-//! coordinated negations once; an instruction after a pause; and the
-//! liaison's object before it, acts under way, tools used to act,
-//! numerals made verbs, its own side, "my send", and new effects (let go
-//! of, stand up, wind down, get it into, go ahead with); in the language
-//! check, English prefixes.
 
 use std::collections::HashSet;
 

@@ -205,21 +205,9 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         let means = matches!(verb, Some("means" | "meant" | "mean"));
         // A source as subject needs no "that": "the history shows the bio
         // changed", "Mailchimp reports 4,210 emails delivered".
-        // A plural one needs a plural subject, no determiner's noun: "Logs
-        // show ..." ("the access list, ..." names a list).
-        let plural = verb.is_some_and(|verb| !verb.ends_with('s'));
         let source = verb.is_some_and(|verb| SOURCE_VERBS.contains(&verb))
             && at.checked_sub(1).and_then(|before| word(clause, before)).is_some_and(|subject| {
-                !matches!(subject, "i" | "we" | "it" | "this" | "that")
-                    && !grammar::is_auxiliary(subject)
-                    && (!plural
-                        || (subject.len() > 3
-                            && subject.ends_with('s')
-                            && !DETERMINERS.contains(&subject)
-                            && at
-                                .checked_sub(2)
-                                .and_then(|b| word(clause, b))
-                                .is_none_or(|b| !DETERMINERS.contains(&b))))
+                !matches!(subject, "i" | "we" | "it" | "this" | "that") && !grammar::is_auxiliary(subject)
             });
         // A finding hedged as an inference from the data: "it looks like
         // the campaign was paused", "seems the post went out at 9".
@@ -231,59 +219,8 @@ pub(super) fn reported_from_data(clause: &[Token], index: usize) -> bool {
         // ("According to your instructions, ..." stays a claim).
         let cited =
             verb == Some("according") && word(clause, at + 1) == Some("to") && cites_a_person(clause, at + 2);
-        // Round nine: so does a product or person after "per" heading the
-        // clause ("Per Mailchimp, the campaign was sent ..."; "Per your
-        // request, ..." stays a claim), and a read asking which, whether
-        // or how, right before ("Checked which keys were rotated in Q3").
-        let per = verb == Some("per") && per_names_a_source(clause, at + 1);
-        // "I noticed the campaign was paused on Friday": what a look found.
-        // "I just check what's scheduled": what a read looks at, a free
-        // relative.
-        let looked_at = index - at <= 3
-            && matches!(word(clause, at + 1), Some("what" | "whatever"))
-            && (at + 2..index)
-                .all(|be| matches!(word(clause, be), Some("is" | "'s" | "are" | "was" | "were")))
-            && super::acts::ACTS.act_at(clause, at).is_some();
-        let perceived = looked_at
-            || matches!(verb, Some("saw" | "noticed" | "spotted" | "found" | "see" | "notice"))
-                && index - at <= PERCEIVED_REACH
-                && (at + 1..index).all(|between| word(clause, between).is_some());
-        let asked = index - at <= WH_REACH
-            && matches!(word(clause, at + 1), Some("which" | "whether" | "how" | "who"))
-            && super::acts::ACTS.act_at(clause, at).is_some();
-        that || means || source || hedged || cited || per || asked || perceived
+        that || means || source || hedged || cited
     }) || cites_a_source(clause)
-}
-
-/// How far after a verb of seeing what it saw may stand.
-const PERCEIVED_REACH: usize = 6;
-
-/// How far after a read's "which" or "whether" its question's verb may
-/// stand.
-const WH_REACH: usize = 6;
-
-/// Sources a record's history is read from, which a clause may open with
-/// "From the ...": "From the changelog: v2.4 was deployed on Dec 1" (not a
-/// page or a tab, where one acts: "From the settings page, turned it off").
-const RECORD_SOURCES: &[&str] = &[
-    "log",
-    "logs",
-    "changelog",
-    "history",
-    "audit",
-    "timeline",
-    "trail",
-    "export",
-    "ledger",
-    "records",
-    "notes",
-];
-
-/// Round nine: whether the words at `from`, after "per", cite a product
-/// or a person, not the user ("per Mailchimp"; "per your email" is what
-/// the user asked).
-fn per_names_a_source(clause: &[Token], from: usize) -> bool {
-    !matches!(word(clause, from), Some("your" | "yours")) && cites_a_person(clause, from)
 }
 
 /// How many words a person cited after "according to" may have.
@@ -312,10 +249,8 @@ const ASKED: &[&str] = &[
 /// cited as a source, in at most [`CITED_WORDS`] words, none of them what
 /// the user asked for.
 fn cites_a_person(clause: &[Token], from: usize) -> bool {
-    // Round nine: the clause's end closes the source too: "..., per
-    // Mailchimp."
-    let pause =
-        (from + 1..=from + CITED_WORDS).find(|&at| clause.get(at).is_none_or(|token| token.word().is_none()));
+    let pause = (from + 1..=from + CITED_WORDS)
+        .find(|&at| clause.get(at).is_some_and(|token| token.word().is_none()));
     pause.is_some_and(|pause| {
         (from..pause).all(|at| {
             word(clause, at).is_some_and(|w| {
@@ -329,19 +264,7 @@ fn cites_a_person(clause: &[Token], from: usize) -> bool {
 const HEDGED_FINDINGS: &[&str] = &["looks", "seems", "appears", "sounds"];
 
 /// Present verbs a source reports with: "the log shows ...".
-const SOURCE_VERBS: &[&str] = &[
-    "shows",
-    "reports",
-    "lists",
-    "says",
-    "indicates",
-    "records",
-    "confirms",
-    // Round nine: a plural source: "Logs show the job was retried".
-    "show",
-    "list",
-    "indicate",
-];
+const SOURCE_VERBS: &[&str] = &["shows", "reports", "lists", "says", "indicates", "records", "confirms"];
 
 /// Where data is read from: "per the billing page", "according to the
 /// log".
@@ -379,37 +302,12 @@ pub(super) const SOURCES: &[&str] = &[
 
 /// Whether the clause cites a source: "per" or "according to" before a
 /// source within three words ("per the billing page").
-/// Round nine: messages data may be read from after "per", unless the
-/// user's own ("per the organiser's email"; "per your email" is what the
-/// user asked).
-const MESSAGES: &[&str] =
-    &["email", "emails", "message", "notification", "receipt", "invoice", "ticket", "thread"];
-
 fn cites_a_source(clause: &[Token]) -> bool {
-    let from_a_record = word(clause, 0) == Some("from")
-        && (1..4).any(|at| word(clause, at).is_some_and(|noun| RECORD_SOURCES.contains(&noun)))
-        && (2..5).any(|at| clause.get(at) == Some(&Token::Pause));
-    from_a_record
-        || (0..clause.len()).any(|at| {
-            let cites = word(clause, at) == Some("per")
-                || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
-            // Round nine: a product or a person after "per": "..., per
-            // Mailchimp" ("per your request" stays the user's).
-            let message = word(clause, at) == Some("per")
-                && (at + 1..at + 5)
-                    .map_while(|next| word(clause, next))
-                    .take_while(|w| !matches!(*w, "your" | "my" | "our" | "you"))
-                    .any(|w| MESSAGES.contains(&w));
-            let per_name = message
-                || (word(clause, at) == Some("per") && per_names_a_source(clause, at + 1))
-                || (word(clause, at) == Some("according")
-                    && word(clause, at + 1) == Some("to")
-                    && cites_a_person(clause, at + 2));
-            per_name
-                || (cites
-                    && (at + 1..at + 5)
-                        .any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun))))
-        })
+    (0..clause.len()).any(|at| {
+        let cites = word(clause, at) == Some("per")
+            || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
+        cites && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
+    })
 }
 
 /// Nouns of a read: "Audit done", "Checks complete" report a read.
@@ -470,7 +368,7 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
     if !is_gerund {
         return false;
     }
-    if modal_after_gerund(clause, index) || past_after_gerund(clause, index) {
+    if modal_after_gerund(clause, index) {
         return true;
     }
     let mut object_seen = false;
@@ -494,7 +392,7 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         // After an adverb of frequency a word in `s` is the verb:
         // "Offboarding normally includes ...".
         let after_adverb = word(clause, at - 1).is_some_and(|before| GENERIC_ADVERBS.contains(&before));
-        if after_adverb && third_person(next) {
+        if after_adverb && super::words::is_third_person(next) {
             return true;
         }
         if !object_seen {
@@ -504,38 +402,6 @@ pub(super) fn gerund_is_subject(clause: &[Token], index: usize) -> bool {
         super::words::is_third_person(next)
     })
 }
-
-/// Whether `word` is a verb in `s`: the tagger's reading, or, round nine,
-/// a base verb with `-s` or `-es` ("usually fixes that error").
-fn third_person(word: &str) -> bool {
-    super::words::is_third_person(word)
-        || [word.strip_suffix("es"), word.strip_suffix('s')]
-            .into_iter()
-            .flatten()
-            .any(|stem| stem.len() > 2 && super::words::is_base_verb(stem))
-}
-
-/// Round nine: whether a past verb with an object follows the gerund at
-/// `index` right after it, the gerund heading its stretch: the gerund is
-/// a process named as its subject ("Autoscaling added two nodes
-/// overnight"; "Autoscaling the pool to 6 nodes now" stays an act).
-fn past_after_gerund(clause: &[Token], index: usize) -> bool {
-    let heads = index.checked_sub(1).is_none_or(|before| word(clause, before).is_none());
-    let Some(next) = word(clause, index + 1) else { return false };
-    let object = word(clause, index + 2).is_some_and(|object| {
-        DETERMINERS.contains(&object)
-            || object.bytes().all(|b| b.is_ascii_digit())
-            || NUMBERS.contains(&object)
-    });
-    heads
-        && object
-        && next.ends_with("ed")
-        && super::words::completed_form(next) & super::lexicon::PAST != 0
-        && super::acts::ACTS.act_at(clause, index + 1).is_none()
-}
-
-/// Numbers spelt out that may start an object: "added two nodes".
-const NUMBERS: &[&str] = &["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "one"];
 
 /// How far a modal may stand after a gerund whose long object ends before
 /// it.
@@ -565,21 +431,8 @@ fn modal_after_gerund(clause: &[Token], index: usize) -> bool {
 }
 
 /// Adverbs of frequency that make a present passive generic.
-const GENERIC_ADVERBS: &[&str] = &[
-    "usually",
-    "always",
-    "typically",
-    "normally",
-    "generally",
-    "often",
-    "sometimes",
-    "automatically",
-    // Round nine: "Bumping the budget on a Friday rarely pays off".
-    "rarely",
-    "seldom",
-    "frequently",
-    "occasionally",
-];
+const GENERIC_ADVERBS: &[&str] =
+    &["usually", "always", "typically", "normally", "generally", "often", "sometimes", "automatically"];
 
 /// Whether the present passive whose chain runs from `chain` to the
 /// participle at `index` states what generally happens: a bare plural
@@ -588,30 +441,14 @@ const GENERIC_ADVERBS: &[&str] = &[
 /// "already" or "just" make it a report again.
 pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     let words: Vec<&str> = (chain..index).filter_map(|at| word(clause, at)).collect();
-    // Round nine: "both" and "also" may stand in it: "Posting and deleting
-    // are both disabled for viewer accounts".
     let present = words.iter().any(|w| matches!(*w, "is" | "are" | "get" | "gets"))
-        && words.iter().all(|w| {
-            matches!(*w, "is" | "are" | "get" | "gets" | "both" | "also") || GENERIC_ADVERBS.contains(w)
-        })
+        && words.iter().all(|w| matches!(*w, "is" | "are" | "get" | "gets") || GENERIC_ADVERBS.contains(w))
         && !words.is_empty();
     let reported = (index + 1..clause.len().min(index + 4))
         .chain(chain.saturating_sub(2)..chain)
         .any(|at| matches!(word(clause, at), Some("now" | "already" | "just" | "finally")));
     if !present || reported {
         return false;
-    }
-    // Round nine: a present passive that happens each time something
-    // else does: "A new token is issued each time someone clicks
-    // Regenerate", "... whenever the price changes".
-    let habitual = (index + 1..clause.len().min(index + 1 + HABITUAL_REACH)).any(|at| {
-        let each = matches!(word(clause, at), Some("each" | "every" | "any"));
-        let timed = word(clause, at + 1).is_some_and(|unit| HABITUAL_UNITS.contains(&unit))
-            || word(clause, at - 1).is_some_and(|before| matches!(before, "before" | "after" | "at" | "per"));
-        word(clause, at) == Some("whenever") || (each && timed)
-    });
-    if habitual {
-        return true;
     }
     let subject = chain.checked_sub(1).and_then(|at| word(clause, at));
     let before_subject = chain.checked_sub(2).and_then(|at| word(clause, at));
@@ -628,36 +465,6 @@ pub(super) fn is_generic(clause: &[Token], chain: usize, index: usize) -> bool {
     bare_plural || gerund_head
 }
 
-/// What "each" or "every" counts when a passive happens each time.
-const HABITUAL_UNITS: &[&str] = &[
-    "time", "day", "night", "week", "month", "hour", "morning", "evening", "year", "minute", "run", "cycle",
-];
-
-/// How far after a present passive "each time" or "whenever" may stand.
-const HABITUAL_REACH: usize = 6;
-
-/// Round nine: whether the bare participle at `index` modifies a bare
-/// plural noun heading the clause before it, and a present verb of that
-/// noun follows: a generic statement about such things ("Posts scheduled
-/// in Buffer go out in your local time zone", "Emails sent after 5pm often
-/// get fewer opens"; "Posts scheduled in Buffer for 9am" stays a report).
-pub(super) fn generic_reduced_relative(clause: &[Token], index: usize) -> bool {
-    let Some(noun) = index.checked_sub(1).and_then(|at| word(clause, at)) else { return false };
-    let heads = index.checked_sub(2).is_none_or(|before| word(clause, before).is_none());
-    let bare_plural = noun.len() > 3 && noun.ends_with('s') && noun.bytes().all(|b| b.is_ascii_alphabetic());
-    if !heads || !bare_plural {
-        return false;
-    }
-    (index + 1..index + 1 + SUBJECT_WINDOW).map_while(|at| word(clause, at).map(|w| (at, w))).any(
-        |(at, w)| {
-            let after_adverb = word(clause, at - 1).is_some_and(|before| GENERIC_ADVERBS.contains(&before));
-            let present =
-                FINITE_HINTS.contains(&w) && !matches!(w, "was" | "were" | "went" | "did" | "had" | "got");
-            present || (after_adverb && super::words::is_base_verb(w))
-        },
-    )
-}
-
 /// Words that say a process acted by itself: "Restarted automatically".
 const BY_ITSELF: &[&[&str]] = &[
     &["automatically"],
@@ -667,8 +474,6 @@ const BY_ITSELF: &[&[&str]] = &[
     &["on", "its", "own"],
     &["on", "their", "own"],
     &["as", "scheduled"],
-    // Round nine: "The scheduled post went live at 9:00 as planned".
-    &["as", "planned"],
 ];
 
 /// How many words after an effect may say it ran by itself.
@@ -789,14 +594,8 @@ pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
     logged
         || timestamped
         || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
-            // Round nine: "(all by your team)", "(both by Dana)".
-            let by_at = if matches!(word(clause, at + 1), Some("all" | "both" | "each" | "mostly")) {
-                at + 2
-            } else {
-                at + 1
-            };
             let after_pause =
-                clause[at] == Token::Pause && word(clause, by_at) == Some("by") && named(by_at + 1);
+                clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
             // Stop 52: a record writes its actor beside the time, set apart
             // ("deleted (Priya, 11:40)").
             let beside_time = clause[at] == Token::Pause
@@ -1085,33 +884,7 @@ pub(super) fn on_own_text(clause: &[Token], index: usize) -> bool {
 /// own words: an act on the liaison's own text ([`on_own_text`]), or one
 /// of the idioms of [`idiom_names_no_effect`].
 pub(super) fn names_no_effect(clause: &[Token], index: usize) -> bool {
-    on_own_text(clause, index)
-        || idiom_names_no_effect(clause, index)
-        || field_name(clause, index)
-        || word(clause, index + 1).is_some_and(is_read_tool)
-}
-
-/// The verbs a read tool's name starts with: `list_invoices`,
-/// `search_contacts`, `get_campaign`.
-const READ_TOOL_HEADS: &[&str] = &[
-    "get", "list", "search", "fetch", "find", "count", "read", "lookup", "describe", "query", "view", "show",
-    "check",
-];
-
-/// Round nine: whether `word` is the name of a read tool: a read verb, an
-/// underscore or a period, then what it reads ("Ran `list_invoices`";
-/// "Ran `delete_contacts`" stays an act).
-fn is_read_tool(word: &str) -> bool {
-    word.split_once(['_', '.'])
-        .is_some_and(|(head, rest)| !rest.is_empty() && READ_TOOL_HEADS.contains(&head))
-}
-
-/// Round nine: whether the word at `index` is a field's name, a pause and
-/// a literal after it: "the response said `deleted: true`" ("Deleted: the
-/// old drafts" stays an act).
-fn field_name(clause: &[Token], index: usize) -> bool {
-    clause.get(index + 1) == Some(&Token::Pause)
-        && matches!(word(clause, index + 2), Some("true" | "false" | "null"))
+    on_own_text(clause, index) || idiom_names_no_effect(clause, index)
 }
 
 /// What may stand after "clear" and before "up" when clearing up is
@@ -1272,36 +1045,7 @@ const STILL_STATES: &[&str] = &["is", "are", "was", "were", "'s", "'re", "remain
 /// which no act of the liaison's made.
 pub(super) fn persisted(clause: &[Token], index: usize) -> bool {
     let before = |back: usize| index.checked_sub(back).and_then(|at| word(clause, at));
-    // Round nine: a state something has sat in: "The draft has been
-    // sitting unpublished since October".
-    let sat = before(1).is_some_and(|verb| matches!(verb, "sitting" | "sat" | "lingering" | "languishing"));
-    (before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))) || sat
-}
-
-/// What the liaison's session with the user is called: "before our chat".
-const SESSIONS: &[&str] = &["chat", "conversation", "session", "call", "talk"];
-
-/// How far after an act "before I looked" may stand.
-const BEFORE_LOOK_REACH: usize = 10;
-
-/// Round nine: whether the act at `index` is placed before the liaison
-/// looked or before this conversation: "That was approved before I
-/// looked", "By the time I checked, the post was already live", "The
-/// change was made on the 3rd, before our chat" ("before I left" stays
-/// judged).
-pub(super) fn before_the_liaison_looked(clause: &[Token], index: usize) -> bool {
-    let looked = |at: usize| {
-        matches!(word(clause, at), Some("i" | "we")) && super::acts::ACTS.act_at(clause, at + 1).is_some()
-    };
-    let after = (index + 1..index + 1 + BEFORE_LOOK_REACH).any(|at| {
-        word(clause, at) == Some("before")
-            && (looked(at + 1)
-                || (word(clause, at + 1) == Some("our")
-                    && word(clause, at + 2).is_some_and(|w| SESSIONS.contains(&w))))
-    });
-    let by_the_time = (0..index.min(REACH))
-        .any(|at| grammar::phrase_at(clause, at, &["by", "the", "time"]).is_some() && looked(at + 3));
-    after || by_the_time
+    before(1) == Some("still") && before(2).is_some_and(|be| STILL_STATES.contains(&be))
 }
 
 /// Phrases that credit a state to whoever they name: "thanks to Maria's
@@ -1529,13 +1273,7 @@ pub(super) fn negations_before(clause: &[Token], index: usize) -> usize {
             break;
         }
         let negating_to = NEGATING_TO_VERBS.contains(&current) && word(clause, at + 1) == Some("to");
-        // Round nine: negated auxiliaries coordinated count once: "I
-        // can't and didn't reset it", "haven't and won't".
-        let coordinated = matches!(word(clause, at + 1), Some("and" | "or"))
-            && word(clause, at + 2).is_some_and(grammar::is_auxiliary)
-            && word(clause, at + 3).is_some_and(grammar::is_negation);
         let negation = grammar::is_negation(current)
-            && !coordinated
             && current != "nor"
             && word(clause, at + 1) != Some("only")
             && !is_interjection(clause, at, index);
