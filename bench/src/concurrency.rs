@@ -102,8 +102,7 @@ const THREADS: [(&str, &str); 3] =
 fn cpu_now() -> Vec<(&'static str, f64)> {
     let mut used: Vec<_> =
         THREADS.iter().map(|&(label, prefix)| (label, stats::threads_cpu_seconds(prefix))).collect();
-    let process = std::fs::read_to_string("/proc/self/stat").ok().and_then(|stat| stats::cpu_ticks(&stat));
-    used.push(("process", process.unwrap_or(f64::NAN) / rustix::param::clock_ticks_per_second() as f64));
+    used.push(("process", stats::cpu_seconds(std::process::id())));
     used
 }
 

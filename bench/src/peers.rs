@@ -27,7 +27,7 @@
 //!   requests in flight on the one pipe (an agent host with that many
 //!   calls outstanding);
 //! - the server's CPU per call in each of those runs: its user and system
-//!   time over the window ([`cpu_seconds`], from `/proc/PID/stat`, its
+//!   time over the window ([`stats::cpu_seconds`], from `/proc/PID/stat`, its
 //!   exited threads included) over the calls answered in it;
 //! - the server's resident memory once warm (`VmRSS` after the round
 //!   trips) and its peak by the end of the 1,000 (`VmHWM`);
@@ -324,7 +324,7 @@ impl StdioServer {
                 more.send(())?;
             }
             let started = Instant::now();
-            let cpu_at_start = cpu_seconds(pid);
+            let cpu_at_start = stats::cpu_seconds(pid);
             let mut cpu_at_end = None;
             let (mut outstanding, mut answered_in_window, mut failed) = (in_flight, 0_usize, 0_u64);
             while outstanding > 0 {
@@ -335,7 +335,7 @@ impl StdioServer {
                 anyhow::ensure!(ours, "an answer to a request never sent: {message}");
                 let in_window = started.elapsed() < window;
                 if !in_window && cpu_at_end.is_none() {
-                    cpu_at_end = Some(cpu_seconds(pid));
+                    cpu_at_end = Some(stats::cpu_seconds(pid));
                 }
                 match answered(&message) {
                     Ok(()) if in_window => answered_in_window += 1,
@@ -349,7 +349,7 @@ impl StdioServer {
             }
             drop(more);
             let next_id = writer.join().map_err(|_| anyhow::anyhow!("the writer panicked"))??;
-            let cpu = cpu_at_end.unwrap_or_else(|| cpu_seconds(pid)) - cpu_at_start;
+            let cpu = cpu_at_end.unwrap_or_else(|| stats::cpu_seconds(pid)) - cpu_at_start;
             Ok((Throughput::new(answered_in_window, window, failed, cpu), next_id))
         })?;
         self.next_id = next_id;
@@ -408,14 +408,6 @@ impl Throughput {
             failed,
         }
     }
-}
-
-/// The CPU time a process has used, user and system, in seconds, its
-/// exited threads included (`/proc/PID/stat`, fields 14 and 15, in clock
-/// ticks); NaN when it cannot be read.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stats::cpu_ticks(&stat).map_or(f64::NAN, |ticks| ticks / rustix::param::clock_ticks_per_second() as f64)
 }
 
 /// One MCP session over streamable HTTP.
@@ -649,7 +641,7 @@ fn http_clients(
     }
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let cpu_at_start = cpu_seconds(pid);
+    let cpu_at_start = stats::cpu_seconds(pid);
     let tasks: Vec<_> = sessions
         .into_iter()
         .map(|mut session| {
@@ -669,7 +661,7 @@ fn http_clients(
         })
         .collect();
     runtime.block_on(async { tokio::time::sleep(window).await });
-    let cpu = cpu_seconds(pid) - cpu_at_start;
+    let cpu = stats::cpu_seconds(pid) - cpu_at_start;
     stop.store(true, Ordering::Relaxed);
     let (mut answered, mut failed, mut sessions) = (0, refused as u64, Vec::new());
     for task in tasks {

@@ -64,12 +64,20 @@ fn status_kib(field: &str) -> u64 {
 }
 
 /// User plus system clock ticks from the text of a `/proc/.../stat` file.
-pub fn cpu_ticks(stat: &str) -> Option<f64> {
+fn cpu_ticks(stat: &str) -> Option<f64> {
     // The command's name (field 2) may hold spaces and parentheses: the
     // fields counted from 3 start after the last ')'.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks = |field: usize| fields.get(field - 3).and_then(|value| value.parse::<f64>().ok());
     Some(ticks(14)? + ticks(15)?)
+}
+
+/// The CPU time a process has used, user and system, in seconds, its
+/// exited threads included (`/proc/PID/stat`, fields 14 and 15, in clock
+/// ticks); NaN when it cannot be read.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    cpu_ticks(&stat).map_or(f64::NAN, |ticks| ticks / rustix::param::clock_ticks_per_second() as f64)
 }
 
 /// CPU seconds, user and system, that this process's live threads named
