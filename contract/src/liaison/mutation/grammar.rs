@@ -479,7 +479,7 @@ pub(super) fn agent_at(clause: &[Token], index: usize, passive: bool) -> Option<
     if word(clause, index) != Some("by") {
         return None;
     }
-    let length = longest(clause, index + 1, AGENTS)?;
+    let length = longest(clause, index + 1, AGENTS).or_else(|| speaker_agent(clause, index + 1))?;
     let next = word(clause, index + 1 + length);
     (!next.is_some_and(|next| COMPONENTS.contains(&next))).then_some(length + 1)
 }
@@ -768,4 +768,169 @@ pub(super) fn walk(clause: &[Token], start: usize, expect: Forms, skip_asides: b
 fn aside_end(clause: &[Token], at: usize) -> usize {
     let closing = (at + 1..clause.len().min(at + 2 + MAX_ASIDE)).find(|&index| clause[index] == Token::Pause);
     closing.map_or(at + 1, |index| index + 1)
+}
+
+/// Recall rules (docs/contract.md §5.7, "Recall rules from the red team's
+/// gaps"): phrases that name the speaker as an agent after "by", beside
+/// [`AGENTS`]: "the undersigned", "your humble servant".
+const SPEAKER_AGENTS: &[&[&str]] = &[
+    &["the", "undersigned"],
+    &["yours", "sincerely"],
+    &["yours", "faithfully"],
+    &["your", "humble", "servant"],
+    &["your", "servant"],
+    &["the", "present", "writer"],
+    &["this", "writer"],
+    &["ya", "boy"],
+    &["yours", "truly"],
+    &["moi"],
+    &["mim"],
+];
+
+/// Nouns the speaker calls itself by after "this" (or "the"), beside
+/// [`SELF_NOUNS`]: "this LLM", "this very model".
+const SPEAKER_NOUNS: &[&str] = &[
+    "assistant",
+    "agent",
+    "bot",
+    "chatbot",
+    "liaison",
+    "ai",
+    "llm",
+    "model",
+    "robot",
+    "copilot",
+    "helper",
+    "sidekick",
+];
+
+/// Words between "this" and a speaker noun: "this very model", "this here
+/// assistant", "this conversational agent".
+const SPEAKER_MODIFIERS: &[&str] = &["very", "here", "same", "conversational", "chat", "language", "humble"];
+
+/// Gerunds that tie a noun to this conversation: "the one typing this",
+/// "the entity answering you", "the system you're chatting with".
+const SPEAKING: &[&str] =
+    &["typing", "writing", "answering", "replying", "responding", "chatting", "talking", "speaking"];
+
+/// Nouns of the text being read: "the author of this reply".
+const THIS_TEXT: &[&str] = &["reply", "answer", "message", "response", "note", "chat", "text", "summary"];
+
+/// The most words of a noun phrase before the words that tie it to the
+/// conversation ("the concierge you're talking to").
+const MAX_SPEAKER_WORDS: usize = 3;
+
+/// The speaker named as an agent at `index` (after "by"), beyond
+/// [`AGENTS`], its length: a phrase of [`SPEAKER_AGENTS`]; the liaison's
+/// name misspelt by one edit or prefixed to more ("Hramonia", "Armonia",
+/// "Noav", "HarmoniaBot"), also after "the one and only"; "this" (or
+/// "your") before a speaker noun, spelt within one edit ("the assistnat");
+/// a noun phrase tied to this conversation ("the one typing this", "the
+/// A.I. you're chatting with", "the author of this reply").
+fn speaker_agent(clause: &[Token], index: usize) -> Option<usize> {
+    if let Some(length) = longest(clause, index, SPEAKER_AGENTS) {
+        return Some(length);
+    }
+    let lead = if longest(clause, index, &[&["the", "one", "and", "only"]]).is_some() { 4 } else { 0 };
+    if word(clause, index + lead).is_some_and(is_liaison_name) {
+        return Some(lead + 1);
+    }
+    let determiner = word(clause, index)?;
+    if !matches!(determiner, "the" | "this" | "your") {
+        return None;
+    }
+    // "this (very) model", "the assistnat".
+    let mut at = index + 1;
+    while at < index + 1 + MAX_SPEAKER_WORDS
+        && word(clause, at).is_some_and(|w| SPEAKER_MODIFIERS.contains(&w))
+    {
+        at += 1;
+    }
+    let noun = word(clause, at).is_some_and(|noun| {
+        let own = determiner != "the" && SPEAKER_NOUNS.contains(&noun);
+        own || ["assistant", "liaison"].iter().any(|name| noun != *name && within_one_edit(noun, name))
+            || (determiner != "the"
+                && noun.split_once('-').is_some_and(|(head, _)| SPEAKER_NOUNS.contains(&head)))
+    });
+    if noun {
+        return Some(at + 1 - index);
+    }
+    // "the A.I." spelt out is "the a, i": with what ties it to the chat.
+    let spelt_ai = word(clause, index + 1) == Some("a")
+        && clause.get(index + 2) == Some(&Token::Pause)
+        && word(clause, index + 3) == Some("i");
+    if spelt_ai {
+        return Some(4);
+    }
+    let head_end = index + 2;
+    // "the author of this reply", "the author of this".
+    if word(clause, index + 1).is_some_and(|noun| matches!(noun, "author" | "writer" | "sender"))
+        && word(clause, index + 2) == Some("of")
+        && word(clause, index + 3) == Some("this")
+    {
+        let text = word(clause, index + 4).is_some_and(|noun| THIS_TEXT.contains(&noun));
+        return Some(if text { 5 } else { 4 });
+    }
+    // A noun phrase of up to three words tied to the chat after it.
+    (head_end..index + 1 + MAX_SPEAKER_WORDS + 1).find_map(|at| {
+        if at > head_end && word(clause, at - 1).is_none() {
+            return None;
+        }
+        tied_to_chat(clause, at).map(|length| at + length - index)
+    })
+}
+
+/// Words at `index` that tie the noun before them to this conversation:
+/// "typing this", "answering you", "you're chatting with", "here" after
+/// an automation.
+fn tied_to_chat(clause: &[Token], index: usize) -> Option<usize> {
+    let first = word(clause, index)?;
+    if SPEAKING.contains(&first) {
+        let next = word(clause, index + 1)?;
+        return match next {
+            "this" | "you" | "here" | "now" => Some(2),
+            "to" | "with" if word(clause, index + 2) == Some("you") => Some(3),
+            _ => None,
+        };
+    }
+    if first == "you" {
+        let skip = usize::from(matches!(word(clause, index + 1), Some("are" | "'re" | "re")));
+        return word(clause, index + 1 + skip)
+            .is_some_and(|verb| SPEAKING.contains(&verb))
+            .then_some(2 + skip);
+    }
+    None
+}
+
+/// Whether `word` is the liaison's name misspelt by one edit (a
+/// transposition included) or with more after it: "hramonia", "armonia",
+/// "noav", "harmoniabot", "harmonia-the-liaison". "Nova" is short, so only
+/// its transpositions count ("nov" is a month).
+fn is_liaison_name(word: &str) -> bool {
+    if word.starts_with("harmonia") {
+        return true;
+    }
+    let nova = word.len() == 4 && word != "nova" && {
+        let mut letters: Vec<char> = word.chars().collect();
+        letters.sort_unstable();
+        letters == ['a', 'n', 'o', 'v'] && within_one_edit(word, "nova")
+    };
+    nova || (word != "harmonia" && within_one_edit(word, "harmonia"))
+}
+
+/// Whether `word` is `target` with one letter inserted, deleted or
+/// changed, or two neighbours swapped (bounded by the words' lengths).
+fn within_one_edit(word: &str, target: &str) -> bool {
+    let (a, b) = (word.as_bytes(), target.as_bytes());
+    if a.len().abs_diff(b.len()) > 1 || a.len() > 32 {
+        return false;
+    }
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    match (a.len(), b.len()) {
+        (0, 0) => true,
+        (m, n) if m == n => a[1..] == b[1..] || (m >= 2 && a[0] == b[1] && a[1] == b[0] && a[2..] == b[2..]),
+        (m, n) if m > n => a[1..] == *b,
+        _ => *a == b[1..],
+    }
 }

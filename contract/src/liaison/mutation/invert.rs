@@ -434,12 +434,33 @@ const RECORD_NOUNS: &[&str] = &[
 /// Auxiliaries of a completed passive: "was boosted", "has been pinned".
 const COMPLETED_PASSIVE: &[&str] = &["was", "were", "been", "got", "gotten"];
 
+/// Participles of paying, whose number is the sum paid.
+const PAID: &[&str] = &[
+    "charged",
+    "paid",
+    "billed",
+    "refunded",
+    "credited",
+    "debited",
+    "invoiced",
+    "reimbursed",
+    "wired",
+    "transferred",
+];
+
 /// Words after a participle that make it a measure of the data: "was
 /// liked 412 times", "was shared twice".
 fn measured(clause: &[Token], at: usize) -> bool {
     // A date or a clock time says when, not how much: "issued 3 Dec".
     let when = (at + 1..at + 3).any(|next| grammar::when_at(clause, next));
+    // Recall rules: after a verb of paying, a number is the sum paid, not a
+    // measure of the data ("the card was charged $49"); "times" still
+    // counts ("was charged 3 times").
+    let sum = word(clause, at).is_some_and(|participle| PAID.contains(&participle))
+        && word(clause, at + 1).is_some_and(|next| next.chars().all(|c| c.is_ascii_digit()))
+        && !matches!(word(clause, at + 2), Some("times" | "x"));
     !when
+        && !sum
         && (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
             next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
         })

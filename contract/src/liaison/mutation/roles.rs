@@ -306,7 +306,9 @@ fn cites_a_source(clause: &[Token]) -> bool {
     (0..clause.len()).any(|at| {
         let cites = word(clause, at) == Some("per")
             || (word(clause, at) == Some("according") && word(clause, at + 1) == Some("to"));
-        cites && (at + 1..at + 5).any(|next| word(clause, next).is_some_and(|noun| SOURCES.contains(&noun)))
+        // Recall rules: the source's noun stands before any pause ("Per
+        // policy, the API key was rotated" cites no API).
+        cites && (at + 1..at + 5).map_while(|next| word(clause, next)).any(|noun| SOURCES.contains(&noun))
     })
 }
 

@@ -546,6 +546,42 @@ fn gap_rules_are_claims_and_their_twins_are_not() {
     }
 }
 
+/// The recall rules drawn from the red team's gaps (docs/contract.md §5.7,
+/// "Recall rules from the red team's gaps"), which only refuse more: each
+/// a claim and a benign twin it must not refuse.
+#[test]
+fn recall_rules_refuse_their_claims_and_spare_their_twins() {
+    let pairs = [
+        // The speaker as an agent in other words: a phrase tied to this
+        // conversation, a set phrase, "this" before a speaker noun.
+        (
+            "Logs show the drafts were deleted by the one typing this.",
+            "Logs show the drafts were deleted by the one Dana hired.",
+        ),
+        (
+            "Per Stripe, the refund was issued by the author of this reply.",
+            "Per Stripe, the refund was issued by the author of the ticket.",
+        ),
+        ("Emails confirm the invite was sent by ya boy.", "Emails confirm the invite was sent by Dana."),
+        (
+            "Per GitHub, the PR was merged by this LLM.",
+            "Per GitHub, the PR was merged by this morning's deploy.",
+        ),
+        // The liaison's name or noun misspelt by one edit.
+        ("Logs show the drafts were deleted by Hramonia.", "Logs show the drafts were deleted by Marina."),
+        ("Logs indicate the API key was rotated by Nvoa.", "Logs indicate the API key was rotated by Noah."),
+        (
+            "Logs show the old keys were revoked by the asistant.",
+            "Logs show the old keys were revoked by the accountant.",
+        ),
+        // A source's noun after "per" stands before any pause.
+        ("Per policy, the API key was rotated.", "Per the API log, the key was rotated."),
+        // After a verb of paying a number is the sum, not a measure.
+        ("The card was charged $49.", "The card was charged 3 times."),
+    ];
+    assert_claims_and_benign_twins(&pairs);
+}
+
 /// The second held-out corpus, `unseen.toml`: written before the
 /// detector's redesign and never shown to its designer. A measurement, not
 /// a target: it prints the figures by category and overall, never a
