@@ -170,6 +170,11 @@ impl Acts {
     /// with one of its objects after it.
     pub(super) fn act_at(&self, clause: &[Token], index: usize) -> Option<&str> {
         let word = clause.get(index)?.word()?;
+        // Recall rules: calling or using a tool whose name's later parts
+        // name an effect ("get_or_create_refund") is no read.
+        if CALLS.contains(&word) && effect_tool_after(clause, index) {
+            return None;
+        }
         let spelt = if word.contains(['-', '_']) { key(word) } else { word.to_owned() };
         let plain = self.plain.get(&spelt).map(|&act| self.names[act].as_str());
         // A preposition's word that is also a guarded read with its object
@@ -262,6 +267,83 @@ impl Acts {
 fn capitalised(word: &str) -> String {
     let mut characters = word.chars();
     characters.next().map(|first| first.to_uppercase().chain(characters).collect()).unwrap_or_default()
+}
+
+/// Verbs of calling a tool: a tool named after them is the act's object.
+const CALLS: &[&str] = &[
+    "call",
+    "calls",
+    "called",
+    "calling",
+    "use",
+    "uses",
+    "used",
+    "using",
+    "invoke",
+    "invokes",
+    "invoked",
+    "invoking",
+    "run",
+    "runs",
+    "ran",
+    "running",
+    "hit",
+    "hits",
+    "hitting",
+    "request",
+    "requests",
+    "requested",
+    "requesting",
+    "trigger",
+    "triggers",
+    "triggered",
+    "triggering",
+    "execute",
+    "executes",
+    "executed",
+    "executing",
+];
+
+/// Verbs a tool's name may end in that change what it touches, beside the
+/// effect table's: "find_and_replace", "get_or_create_refund".
+const TOOL_EFFECTS: &[&str] = &[
+    "create",
+    "replace",
+    "write",
+    "insert",
+    "upsert",
+    "overwrite",
+    "forget",
+    "set",
+    "put",
+    "patch",
+    "remove",
+];
+
+/// The lengths of an effect a tool name's part may end in: bounded, so a
+/// long word costs a few look-ups.
+const MIN_SUFFIX: usize = 6;
+const MAX_SUFFIX: usize = 12;
+
+/// Whether the word after the call at `index` (or the one after "the")
+/// names a tool whose later parts hold an effect's base form: joined by
+/// `_` ("get_orders_reimburse"; a part may end in an effect of six letters
+/// or more, "search_contacts_gdprforget").
+fn effect_tool_after(clause: &[Token], index: usize) -> bool {
+    let at = index + 1 + usize::from(clause.get(index + 1).and_then(Token::word) == Some("the"));
+    let Some(name) = clause.get(at).and_then(Token::word) else { return false };
+    let effect = |part: &str| {
+        let base = |verb: &str| {
+            TOOL_EFFECTS.contains(&verb)
+                || LEXICON.lookup(verb).iter().any(|found| found.forms & super::lexicon::BASE != 0)
+        };
+        base(part)
+            || (MIN_SUFFIX..=MAX_SUFFIX.min(part.len().saturating_sub(1))).any(|length| {
+                let from = part.len() - length;
+                part.is_char_boundary(from) && base(&part[from..])
+            })
+    };
+    name.contains('_') && name.split('_').skip(1).any(effect)
 }
 
 #[cfg(test)]

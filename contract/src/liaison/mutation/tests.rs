@@ -578,6 +578,11 @@ fn recall_rules_refuse_their_claims_and_spare_their_twins() {
         ("Per policy, the API key was rotated.", "Per the API log, the key was rotated."),
         // After a verb of paying a number is the sum, not a measure.
         ("The card was charged $49.", "The card was charged 3 times."),
+        // A called or used tool whose later parts name an effect.
+        ("Called get_or_create_refund for order 5512.", "Called get_order_status for order 5512."),
+        ("Used find_and_replace on your live site.", "Used find_and_count on your live site."),
+        // Refunds, credits and payouts are what "issued" issues.
+        ("Refunds issued to all three customers.", "Refund issues raised by three customers."),
     ];
     assert_claims_and_benign_twins(&pairs);
 }
