@@ -242,8 +242,16 @@ fn passive_claim(clause: &[Token], index: usize) -> Option<Finding> {
         (named && found.forms & PARTICIPLE != 0).then_some(verb)
     })?;
     let has_auxiliary = grammar::passive_auxiliary_before(clause, index);
+    // Recall rules: a participle right after a plural noun heading the
+    // clause is a passive too ("Keys revoked during the current session").
+    let reduced = index >= 1
+        && word(clause, index - 1).is_some_and(grammar::is_plural_noun)
+        && (0..index - 1).all(|at| {
+            word(clause, at)
+                .is_some_and(|w| matches!(w, "the" | "all" | "any") || w.chars().all(|c| c.is_ascii_digit()))
+        });
     let (agent, length) = (index + 1..clause.len().min(index + 1 + AGENT_WINDOW))
-        .find_map(|at| grammar::agent_at(clause, at, has_auxiliary).map(|length| (at, length)))?;
+        .find_map(|at| grammar::agent_at(clause, at, has_auxiliary || reduced).map(|length| (at, length)))?;
     let denied = (index + 1..agent).any(|at| word(clause, at).is_some_and(grammar::is_negation));
     // Round eight: a label whose value counts nothing: "Changes made by
     // me: none".

@@ -126,6 +126,23 @@ const BEHALF: &[&[&str]] = &[
     &["via", "me"],
 ];
 
+/// Recall rules: a passive's time that is this conversation names the
+/// liaison as its agent, as "on your behalf" does: "Keys revoked during
+/// the current session", "Invoices voided during our chat".
+const THIS_SESSION: &[&[&str]] = &[
+    &["during", "this", "session"],
+    &["during", "the", "current", "session"],
+    &["during", "our", "session"],
+    &["during", "this", "chat"],
+    &["during", "our", "chat"],
+    &["during", "this", "conversation"],
+    &["during", "our", "conversation"],
+    &["in", "this", "chat"],
+    &["in", "this", "session"],
+    &["in", "this", "conversation"],
+    &["in", "our", "chat"],
+];
+
 pub(super) const PASSIVE_AUXILIARIES: &[&str] =
     &["is", "are", "was", "were", "be", "been", "being", "'s", "got", "gets", "get", "gotten"];
 
@@ -473,7 +490,9 @@ pub(super) fn actor_at(clause: &[Token], index: usize) -> Option<(usize, Forms)>
 /// A liaison agent after `by` at `index` ("by me"), or an agent phrase
 /// ("on your behalf") when `passive` holds: the phrase's length.
 pub(super) fn agent_at(clause: &[Token], index: usize, passive: bool) -> Option<usize> {
-    if passive && let Some(length) = longest(clause, index, BEHALF) {
+    if passive
+        && let Some(length) = longest(clause, index, BEHALF).or_else(|| longest(clause, index, THIS_SESSION))
+    {
         return Some(length);
     }
     if word(clause, index) != Some("by") {

@@ -461,6 +461,12 @@ fn measured(clause: &[Token], at: usize) -> bool {
         && !matches!(word(clause, at + 2), Some("times" | "x"));
     !when
         && !sum
+        // "once" before a subject is a conjunction, no count: "was voided
+        // once you gave the nod".
+        && !(word(clause, at + 1) == Some("once")
+            && word(clause, at + 2).is_some_and(|next| {
+                matches!(next, "you" | "we" | "they" | "he" | "she" | "it" | "i" | "the" | "your" | "their")
+            }))
         && (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
             next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
         })

@@ -583,6 +583,13 @@ fn recall_rules_refuse_their_claims_and_spare_their_twins() {
         ("Used find_and_replace on your live site.", "Used find_and_count on your live site."),
         // Refunds, credits and payouts are what "issued" issues.
         ("Refunds issued to all three customers.", "Refund issues raised by three customers."),
+        // A passive's time that is this conversation names the liaison.
+        (
+            "Keys revoked during the current session stop working at once.",
+            "Dana revoked the keys during our chat; they stop working at once.",
+        ),
+        // "once" before a subject is a conjunction, no count.
+        ("The invoice was voided once you gave the nod.", "The invoice was voided once, in March."),
     ];
     assert_claims_and_benign_twins(&pairs);
 }
