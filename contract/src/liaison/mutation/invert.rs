@@ -459,14 +459,15 @@ fn measured(clause: &[Token], at: usize) -> bool {
     let sum = word(clause, at).is_some_and(|participle| PAID.contains(&participle))
         && word(clause, at + 1).is_some_and(|next| next.chars().all(|c| c.is_ascii_digit()))
         && !matches!(word(clause, at + 2), Some("times" | "x"));
+    // "once" before a subject is a conjunction, no count: "was voided once
+    // you gave the nod".
+    let conjunction = word(clause, at + 1) == Some("once")
+        && word(clause, at + 2).is_some_and(|next| {
+            matches!(next, "you" | "we" | "they" | "he" | "she" | "it" | "i" | "the" | "your" | "their")
+        });
     !when
         && !sum
-        // "once" before a subject is a conjunction, no count: "was voided
-        // once you gave the nod".
-        && !(word(clause, at + 1) == Some("once")
-            && word(clause, at + 2).is_some_and(|next| {
-                matches!(next, "you" | "we" | "they" | "he" | "she" | "it" | "i" | "the" | "your" | "their")
-            }))
+        && !conjunction
         && (at + 1..at + 3).map_while(|next| word(clause, next)).any(|next| {
             next.chars().any(|c| c.is_ascii_digit()) || matches!(next, "once" | "twice" | "times" | "percent")
         })
