@@ -352,6 +352,8 @@ const ERRANDS: &[&str] =
 
 /// Words after `by` that name a time or a manner, not an agent.
 const NOT_AGENTS: &[&str] = &[
+    // Recall rules: "by request of Dana" names who asked, not who acted.
+    "request",
     "now",
     "then",
     "noon",
@@ -455,7 +457,30 @@ fn other_agent_after(clause: &[Token], index: usize) -> bool {
             word(clause, at) == Some("by")
                 && grammar::agent_at(clause, at, true).is_none()
                 && word(clause, at + 1).is_some_and(may_name_agent)
+                && !liaison_among_agents(clause, at)
+                && !agent_owned_between(clause, index, at)
         })
+}
+
+/// Recall rules: the liaison coordinated with another agent is an agent
+/// too: "(by Dana and me)".
+pub(super) fn liaison_among_agents(clause: &[Token], by: usize) -> bool {
+    (by + 2..by + 5).any(|at| {
+        matches!(word(clause, at), Some("and" | "&" | "plus"))
+            && grammar::agent_at(clause, at, true).is_none()
+            && grammar::longest(clause, at + 1, grammar::AGENTS).is_some()
+    })
+}
+
+/// Recall rules: a participle of its own between the effect word at
+/// `index` and `by`, in the same stretch, takes the agent ("Deleted the
+/// folder created by Dana"), as [`super::invert`] reads it.
+fn agent_owned_between(clause: &[Token], index: usize, by: usize) -> bool {
+    // Across a pause the participle may be coordinated with the effect:
+    // "Post scheduled for 09:00, approved by Dana".
+    (index + 1..by).all(|at| word(clause, at).is_some())
+        && (index + 2..by)
+            .any(|at| word(clause, at).is_some_and(|current| super::invert::owns_agent(clause, at, current)))
 }
 
 /// What runs by itself on someone else's schedule: "via the scheduler".

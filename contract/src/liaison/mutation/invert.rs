@@ -872,7 +872,7 @@ fn other_agent_after(clause: &[Token], at: usize) -> bool {
 
 /// Whether `current`, at `index`, is a participle or a new subject that a
 /// later `by` belongs to rather than the verb before it.
-fn owns_agent(clause: &[Token], index: usize, current: &str) -> bool {
+pub(super) fn owns_agent(clause: &[Token], index: usize, current: &str) -> bool {
     // Round eight: a participle after "as" is the complement of the verb
     // before it, whose agent `by` still names: "was marked as fulfilled
     // by the warehouse".

@@ -596,8 +596,10 @@ pub(super) fn agent_set_apart(clause: &[Token], index: usize) -> bool {
     logged
         || timestamped
         || (index + 1..clause.len().min(index + 1 + SET_APART_REACH)).any(|at| {
-            let after_pause =
-                clause[at] == Token::Pause && word(clause, at + 1) == Some("by") && named(at + 2);
+            let after_pause = clause[at] == Token::Pause
+                && word(clause, at + 1) == Some("by")
+                && named(at + 2)
+                && !super::deny::liaison_among_agents(clause, at + 1);
             // Stop 52: a record writes its actor beside the time, set apart
             // ("deleted (Priya, 11:40)").
             let beside_time = clause[at] == Token::Pause

@@ -590,6 +590,18 @@ fn recall_rules_refuse_their_claims_and_spare_their_twins() {
         ),
         // "once" before a subject is a conjunction, no count.
         ("The invoice was voided once you gave the nod.", "The invoice was voided once, in March."),
+        // Another agent after "by" excuses only an act it can be the agent
+        // of: not with the liaison beside it, not of another participle's,
+        // and "by request" names no agent.
+        (
+            "Everything deleted in the last 7 days (by Dana and me).",
+            "Everything deleted in the last 7 days (by Dana and Sam).",
+        ),
+        ("Deleted the folder created by Dana.", "The folder was deleted by Dana."),
+        (
+            "Deleted the three campaigns (all by request of Dana).",
+            "The three campaigns were deleted (all by Dana).",
+        ),
     ];
     assert_claims_and_benign_twins(&pairs);
 }
