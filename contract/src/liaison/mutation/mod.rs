@@ -140,6 +140,19 @@
 //! pledge ("committed to a launch"); a coordinated participle with
 //! another agent; a thing's own change in a time or relative clause; and,
 //! in the language check, dotted names and a name heading English.
+//!
+//! Recall rules from the red team's gaps (rules that only refuse more;
+//! `recall_rules_refuse_their_claims_and_spare_their_twins`): the speaker
+//! as an agent after "by" in other words ("the one typing this", "your
+//! humble servant", "this LLM", "the A.I.") or misspelt by one edit
+//! ("Hramonia", "Noav", "the assistnat"); a passive's time that is this
+//! conversation ("during the current session") as its agent; a tool called
+//! or used whose name's later parts name an effect
+//! ("get_or_create_refund"); "issue" with refunds, credits and payouts; and
+//! narrower excuses: a "per" source's noun before any pause, a sum paid or
+//! a conjunction "once" no measure, another agent after "by" only the
+//! agent of its own act (not beside the liaison, not another participle's,
+//! not "by request").
 
 use std::collections::HashSet;
 
