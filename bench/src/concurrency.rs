@@ -14,8 +14,11 @@
 //! the figures are conservative. The first figure runs the same loop
 //! through `harmonia serve` (in process, over loopback HTTP), whose
 //! per-request MCP work is then on the same two cores.
+//! Before each figure the bench waits, for at most 75 s, until enough of
+//! loopback's ephemeral ports are free of connections an earlier figure or
+//! run left in `TIME_WAIT` ([`super::ports`]).
 
-use super::{Effort, Report, mcp, stats};
+use super::{Effort, Report, mcp, ports, stats};
 use anyhow::{Context, Result};
 use harmonia_host::config::HostConfig;
 use harmonia_host::liaison::session::Liaison;
@@ -352,6 +355,10 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
     // First, so that its peak memory is its own: a figure with thousands
     // of slots leaves the allocator holding memory the next one would count.
     {
+        // A client's socket and an upstream connection a call.
+        if let Some(line) = ports::wait_for(2 * effort.concurrency_mcp) {
+            out.say(line);
+        }
         let (_upstream, address) = upstream()?;
         through_serve(address, effort.concurrency_mcp, window, out)?;
     }
@@ -368,6 +375,10 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
             ));
             out.insert(&format!("inflight_{callers}_slots_{bound}"), json!({"refused_open_files": needed}));
             continue;
+        }
+        // An upstream connection a call in flight.
+        if let Some(line) = ports::wait_for(callers.min(bound as usize)) {
+            out.say(line);
         }
         // A fresh upstream each time, so no run inherits another's sockets.
         let (_upstream, address) = upstream()?;

@@ -40,6 +40,7 @@ mod mcp;
 mod mcp_stages;
 mod peers;
 mod plugins;
+mod ports;
 mod provenance;
 mod stats;
 mod validator;
