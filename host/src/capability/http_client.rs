@@ -12,6 +12,7 @@
 //! `limits.max_calls`) and close after reqwest's 90 s idle timeout.
 
 use super::public_address::{PublicAddressesOnly, is_refusal};
+use harmonia_contract::url::Url;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -97,10 +98,11 @@ impl HttpAgent {
     }
 
     /// GET `url` with `headers`, finishing before `deadline`, reading at
-    /// most `max_body` bytes of body.
+    /// most `max_body` bytes of body. The URL is the one already parsed and
+    /// checked: handed over as text, reqwest parsed it once more.
     pub async fn get(
         &self,
-        url: &str,
+        url: Url,
         headers: &[(&str, &str)],
         deadline: Instant,
         max_body: u64,

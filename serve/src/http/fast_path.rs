@@ -54,9 +54,9 @@ const REVISION: &str = "2026-07-28";
 const ANSWER_CAPACITY: usize = 4096;
 
 /// The single value of header `name`, if it has exactly one.
-fn only(headers: &HeaderMap, name: &str) -> Option<String> {
+fn only<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
-    let first = values.next()?.to_str().ok()?.to_owned();
+    let first = values.next()?.to_str().ok()?;
     values.next().is_none().then_some(first)
 }
 
@@ -65,8 +65,8 @@ fn head_qualifies(request: &Request) -> bool {
     let headers = request.headers();
     request.method() == Method::POST
         && !headers.contains_key("mcp-session-id")
-        && only(headers, "mcp-protocol-version").as_deref() == Some(REVISION)
-        && only(headers, "mcp-method").as_deref() == Some("tools/call")
+        && only(headers, "mcp-protocol-version") == Some(REVISION)
+        && only(headers, "mcp-method") == Some("tools/call")
         && only(headers, "mcp-name").is_some_and(|name| !name.starts_with("=?"))
         && !headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
         && headers.get_all(header::ACCEPT).iter().any(|accept| {
@@ -158,7 +158,7 @@ fn qualifies(headers: &HeaderMap, params: &CallToolRequestParams, meta: &Request
     let complete =
         meta.missing_required_keys(&revision).is_empty() && meta.protocol_version() == Some(revision);
     let plain = params.input_responses.is_none() && params.request_state.is_none();
-    let named = only(headers, "mcp-name").as_deref() == Some(params.name.as_ref());
+    let named = only(headers, "mcp-name") == Some(params.name.as_ref());
     complete && plain && named
 }
 

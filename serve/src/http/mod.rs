@@ -51,8 +51,9 @@
 //! JSON-RPC body, in one pass), `unread_body` (an answer given before the
 //! body was read keeps the connection usable or says `Connection: close`),
 //! `body_budget` (the memory request bodies on their way may hold, per
-//! credential and over the server), `shared_service` (rmcp's service
-//! behind an `Arc`, so the layers' clones of it are counts).
+//! credential and over the server), `shared_service` (rmcp's service, and
+//! the stack beneath each layer, behind an `Arc`, so that a request's
+//! clones of them are counts).
 
 mod body_budget;
 mod fast_path;
@@ -81,7 +82,7 @@ use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
-use shared_service::Shared;
+use shared_service::{Shared, SharedBelowLayer};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -365,10 +366,19 @@ impl HttpServer {
         });
         // Innermost first: the fast path runs after every check of the door.
         let mut protected = mcp
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), fast_path::stateless_call))
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call))
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), gate::mcp_gate))
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), scopes::require_route))
+            .route_layer((
+                middleware::from_fn_with_state(Arc::clone(&app), fast_path::stateless_call),
+                SharedBelowLayer,
+            ))
+            .route_layer((
+                middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call),
+                SharedBelowLayer,
+            ))
+            .route_layer((middleware::from_fn_with_state(Arc::clone(&app), gate::mcp_gate), SharedBelowLayer))
+            .route_layer((
+                middleware::from_fn_with_state(Arc::clone(&app), scopes::require_route),
+                SharedBelowLayer,
+            ))
             .route("/v1/validate", post(validate::validate))
             .route("/v1/review", post(validate::review_route));
         let mut open = Router::new();
@@ -388,8 +398,14 @@ impl HttpServer {
         }
         let protected = protected
             .layer(DefaultBodyLimit::max(limits.max_body_bytes()))
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), body_budget::within_budget))
-            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), gate::authenticate));
+            .route_layer((
+                middleware::from_fn_with_state(Arc::clone(&app), body_budget::within_budget),
+                SharedBelowLayer,
+            ))
+            .route_layer((
+                middleware::from_fn_with_state(Arc::clone(&app), gate::authenticate),
+                SharedBelowLayer,
+            ));
         let ready = Arc::clone(&app);
         let router = Router::new()
             .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
@@ -416,8 +432,8 @@ impl HttpServer {
             )
             .merge(open)
             .merge(protected)
-            .layer(middleware::from_fn_with_state(Arc::clone(&app), bound))
-            .layer(middleware::map_response(nosniff))
+            .layer((middleware::from_fn_with_state(Arc::clone(&app), bound), SharedBelowLayer))
+            .layer((middleware::map_response(nosniff), SharedBelowLayer))
             .with_state(Arc::clone(&app));
         Self { router, app, cancel }
     }

@@ -210,7 +210,7 @@ impl PublicWeb {
         for _ in 0..=MAX_REDIRECTS {
             let (wire, routed) = self.wire(&hop);
             let agent = if routed { &self.routed_agent } else { &self.public_agent };
-            let response = agent.get(wire.as_str(), &[], deadline, self.max_body).await?;
+            let response = agent.get(wire, &[], deadline, self.max_body).await?;
             match self.step(hop, response)? {
                 Step::Done(response) => return Ok(response),
                 Step::Follow(next) => hop = next,

@@ -219,7 +219,7 @@ impl WorkspaceSource for HttpSource {
                 Prepared::Answered(answer) => return answer,
             };
             let headers = prepared.headers(workspace);
-            let response = self.agent.get(prepared.url.as_str(), &headers, deadline, self.max_body).await;
+            let response = self.agent.get(prepared.url.clone(), &headers, deadline, self.max_body).await;
             Self::conclude(&prepared, read, response)
         })
     }
