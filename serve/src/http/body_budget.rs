@@ -28,11 +28,11 @@
 //! reading. Counting the page itself would take a second, larger hold per
 //! review for no tighter bound.
 
+use super::checks::Continue;
 use super::{App, Unavailable};
 use crate::auth::Principal;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::Next;
 use axum::response::Response;
 use std::sync::Arc;
 
@@ -53,7 +53,7 @@ fn announced_kib(request: &Request, max_body_kib: u32) -> Option<u32> {
 
 /// Hold the KiB the request's body announces, from its credential's share
 /// and the server's, until its answer is ready (the module doc).
-pub(crate) async fn within_budget(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub(crate) async fn within_budget(app: &Arc<App>, request: Request, next: impl Continue) -> Response {
     let limits = &app.state.limits;
     let (Some(kib), Some(principal)) =
         (announced_kib(&request, limits.max_body_kib), request.extensions().get::<Principal>())

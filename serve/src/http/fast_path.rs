@@ -28,14 +28,14 @@
 //! answer alike (`serve/tests/all/fast_path.rs`).
 
 use super::App;
+use super::checks::Continue;
 use super::finish_on_drop::FinishOnDrop;
 use super::message::Message;
 use crate::auth::Principal;
 use crate::handler::McpServer;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
 use http_body_util::BodyExt;
@@ -76,11 +76,11 @@ fn head_qualifies(request: &Request) -> bool {
 
 /// The layer: a qualifying `tools/call` answered here, anything else on to
 /// rmcp.
-pub(crate) async fn stateless_call(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub(crate) async fn stateless_call(app: &Arc<App>, request: Request, next: impl Continue) -> Response {
     if !app.fast_path || !head_qualifies(&request) {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     // The gate read the body whole (within its bounds): this is that buffer.
     let Ok(bytes) = body.collect().await.map(|collected| collected.to_bytes()) else {
         return StatusCode::BAD_REQUEST.into_response();
@@ -90,15 +90,16 @@ pub(crate) async fn stateless_call(State(app): State<Arc<App>>, request: Request
     else {
         return next.run(Request::from_parts(parts, Body::from(bytes))).await;
     };
-    let Some(principal) = parts.extensions.get::<Principal>().cloned() else {
-        return next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    };
     let skill = match parts.uri.path().strip_prefix("/mcp/skills/") {
         None => None,
         Some(name) => match app.state.liaison().skills().get(name) {
             Some(skill) => Some(skill.clone()),
             None => return next.run(Request::from_parts(parts, Body::from(bytes))).await,
         },
+    };
+    // Taken, not cloned: the request goes no further than this layer now.
+    let Some(principal) = parts.extensions.remove::<Principal>() else {
+        return next.run(Request::from_parts(parts, Body::from(bytes))).await;
     };
     if let Some(metrics) = app.state.metrics() {
         metrics.fast_path_call();

@@ -29,15 +29,15 @@
 //!    when the ledger cannot be reached); the session it opens is owned
 //!    by the caller.
 
+use super::checks::Continue;
 use super::message::{self, Body, Message, Params};
 use super::{App, Unavailable};
 use crate::auth::{AuthError, Principal};
 use crate::sessions::ledger::LedgerError;
 use crate::tenants::ConnectionHold;
 use axum::body::Bytes;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -63,7 +63,7 @@ fn unauthorized(error: &AuthError, app: &App, path: &str) -> Response {
 }
 
 /// The bearer check, then the connection's place in the credential's share.
-pub(crate) async fn authenticate(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn authenticate(app: &Arc<App>, mut request: Request, next: impl Continue) -> Response {
     let header = request.headers().get(header::AUTHORIZATION).map(|value| value.to_str().unwrap_or(" "));
     let (principal, scopes) = match app.auth.credential(header) {
         Ok(credential) => credential,
@@ -72,7 +72,7 @@ pub(crate) async fn authenticate(State(app): State<Arc<App>>, mut request: Reque
             if let Some(metrics) = app.state.metrics() {
                 metrics.authentication_failure(error.reason());
             }
-            return unauthorized(&error, &app, request.uri().path());
+            return unauthorized(&error, app, request.uri().path());
         }
     };
     if let Some(connection) = request.extensions().get::<Arc<ConnectionTenant>>() {
@@ -179,14 +179,14 @@ fn not_your_session() -> Response {
 
 /// The MCP gate: ownership, well-formed JSON-RPC, sessions where the
 /// guard needs one, and a new session's bounds (the module doc).
-pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let Some(principal) = request.extensions().get::<Principal>().cloned() else {
-        return unauthorized(&AuthError::Missing, &app, request.uri().path());
+pub(crate) async fn mcp_gate(app: &Arc<App>, request: Request, next: impl Continue) -> Response {
+    let Some(principal) = request.extensions().get::<Principal>() else {
+        return unauthorized(&AuthError::Missing, app, request.uri().path());
     };
     let session =
         request.headers().get("mcp-session-id").map(|id| id.to_str().unwrap_or_default().to_owned());
     if let Some(id) = &session
-        && app.owners.owner(id).as_ref() != Some(&principal)
+        && app.owners.owner(id).as_ref() != Some(principal)
     {
         tracing::warn!(method = %request.method(), "request on a session this credential does not own refused");
         if let Some(metrics) = app.state.metrics() {
@@ -227,7 +227,12 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
         return next.run(request).await;
     }
     if opens {
-        open_session(&app, principal, request, next).await
+        // Cloned only here, for the session it opens: the request still
+        // carries it, as it did at the top.
+        let Some(principal) = request.extensions().get::<Principal>().cloned() else {
+            return unauthorized(&AuthError::Missing, app, request.uri().path());
+        };
+        open_session(app, principal, request, next).await
     } else if unguarded {
         invalid_request(
             "this skill's guard lives in an MCP session or, on the stateless revision, in a sealed handle: send `initialize` first and then the session id, or give the request its protocol version in `_meta`",
@@ -240,7 +245,7 @@ pub(crate) async fn mcp_gate(State(app): State<Arc<App>>, request: Request, next
 /// An `initialize` without a session: a place in the share (both kinds of
 /// session counted over the ledger, so over every replica), its session
 /// owned by the caller.
-async fn open_session(app: &App, principal: Principal, request: Request, next: Next) -> Response {
+async fn open_session(app: &App, principal: Principal, request: Request, next: impl Continue) -> Response {
     match app.state.sessions.reserve_place(&principal).await {
         Ok(place) => app.owners.opening(principal, place, next.run(request)).await,
         Err(LedgerError::ServerFull) => {

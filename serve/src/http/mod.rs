@@ -51,11 +51,13 @@
 //! JSON-RPC body, in one pass), `unread_body` (an answer given before the
 //! body was read keeps the connection usable or says `Connection: close`),
 //! `body_budget` (the memory request bodies on their way may hold, per
-//! credential and over the server), `shared_service` (rmcp's service, and
-//! the stack beneath each layer, behind an `Arc`, so that a request's
-//! clones of them are counts).
+//! credential and over the server), `checks` (the door's checks run in
+//! sequence inside one layer per group of routes), `shared_service`
+//! (rmcp's service, and the stack beneath each layer, behind an `Arc`, so
+//! that a request's clones of them are counts).
 
 mod body_budget;
+mod checks;
 mod fast_path;
 mod finish_on_drop;
 pub mod gate;
@@ -364,19 +366,11 @@ impl HttpServer {
             scopes: config.oauth.as_ref().map(scopes::ScopePolicy::new),
             fast_path: config.stateless_fast_path,
         });
-        // Innermost first: the fast path runs after every check of the door.
+        // The MCP routes' checks, in one layer (`checks`): the route's
+        // scope, the gate, the call's scope, then the fast path.
         let mut protected = mcp
             .route_layer((
-                middleware::from_fn_with_state(Arc::clone(&app), fast_path::stateless_call),
-                SharedBelowLayer,
-            ))
-            .route_layer((
-                middleware::from_fn_with_state(Arc::clone(&app), scopes::require_call),
-                SharedBelowLayer,
-            ))
-            .route_layer((middleware::from_fn_with_state(Arc::clone(&app), gate::mcp_gate), SharedBelowLayer))
-            .route_layer((
-                middleware::from_fn_with_state(Arc::clone(&app), scopes::require_route),
+                middleware::from_fn_with_state(Arc::clone(&app), checks::mcp_checks),
                 SharedBelowLayer,
             ))
             .route("/v1/validate", post(validate::validate))
@@ -396,16 +390,10 @@ impl HttpServer {
                 open = open.route("/metrics", get(metrics));
             }
         }
-        let protected = protected
-            .layer(DefaultBodyLimit::max(limits.max_body_bytes()))
-            .route_layer((
-                middleware::from_fn_with_state(Arc::clone(&app), body_budget::within_budget),
-                SharedBelowLayer,
-            ))
-            .route_layer((
-                middleware::from_fn_with_state(Arc::clone(&app), gate::authenticate),
-                SharedBelowLayer,
-            ));
+        let protected = protected.layer(DefaultBodyLimit::max(limits.max_body_bytes())).route_layer((
+            middleware::from_fn_with_state(Arc::clone(&app), checks::credential_checks),
+            SharedBelowLayer,
+        ));
         let ready = Arc::clone(&app);
         let router = Router::new()
             .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))

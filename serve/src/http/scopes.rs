@@ -24,13 +24,13 @@
 //! alone governs, and neither check reads their requests.
 
 use super::App;
+use super::checks::Continue;
 use super::message::Message;
 use crate::auth::{Principal, Scopes};
 use crate::config::OAuthConfig;
 use crate::state::ServeState;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -118,13 +118,13 @@ fn insufficient_scope(app: &App, scope: &str, id: Value) -> Response {
 }
 
 /// On a skill's route, a JWT needs the skill's scope (any method).
-pub(crate) async fn require_route(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub(crate) async fn require_route(app: &Arc<App>, request: Request, next: impl Continue) -> Response {
     if let (Some(policy), Some(scopes)) = (&app.scopes, request.extensions().get::<Scopes>())
         && let Some(skill) = request.uri().path().strip_prefix(SKILL_ROUTES)
     {
         let scope = policy.oauth.skill_scope(skill);
         if !scopes.grants(&scope) {
-            return insufficient_scope(&app, &scope, Value::Null);
+            return insufficient_scope(app, &scope, Value::Null);
         }
     }
     next.run(request).await
@@ -132,7 +132,7 @@ pub(crate) async fn require_route(State(app): State<Arc<App>>, request: Request,
 
 /// On `/mcp`, a JWT calling a tool its allow-list holds needs the tool's
 /// scope, and one getting a skill's prompt or file the skill's.
-pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub(crate) async fn require_call(app: &Arc<App>, request: Request, next: impl Continue) -> Response {
     let (Some(policy), Some(scopes), Some(principal)) =
         (&app.scopes, request.extensions().get::<Scopes>(), request.extensions().get::<Principal>())
     else {
@@ -164,7 +164,7 @@ pub(crate) async fn require_call(State(app): State<Arc<App>>, request: Request, 
         _ => None,
     };
     if let Some(scope) = needed.filter(|scope| !scopes.grants(scope)) {
-        return insufficient_scope(&app, &scope, message.id.clone().unwrap_or(Value::Null));
+        return insufficient_scope(app, &scope, message.id.clone().unwrap_or(Value::Null));
     }
     next.run(request).await
 }

@@ -126,14 +126,26 @@ impl Tenants {
     }
 
     fn share<'a>(&self, shares: &'a mut HashMap<String, Share>, id: &str) -> &'a mut Share {
-        shares.entry(id.to_owned()).or_insert_with(|| Share {
-            connections: 0,
-            calls: Arc::new(Semaphore::new(self.limits.max_in_flight_calls_per_credential as usize)),
-            validations: Arc::new(Semaphore::new(self.limits.max_validations_per_credential as usize)),
-            bodies: Arc::new(Semaphore::new(self.limits.max_request_bodies_kib_per_credential as usize)),
-            bucket: None,
-            tools: HashMap::new(),
-        })
+        // The id is copied only for a new entry (`entry` takes an owned
+        // key, so it allocated on every request).
+        if !shares.contains_key(id) {
+            shares.insert(
+                id.to_owned(),
+                Share {
+                    connections: 0,
+                    calls: Arc::new(Semaphore::new(self.limits.max_in_flight_calls_per_credential as usize)),
+                    validations: Arc::new(Semaphore::new(
+                        self.limits.max_validations_per_credential as usize,
+                    )),
+                    bodies: Arc::new(Semaphore::new(
+                        self.limits.max_request_bodies_kib_per_credential as usize,
+                    )),
+                    bucket: None,
+                    tools: HashMap::new(),
+                },
+            );
+        }
+        shares.get_mut(id).expect("the entry is there: found or inserted above, under the same lock")
     }
 
     /// Forget `id`'s entry when it holds nothing and its buckets are full.
