@@ -5,8 +5,12 @@
 //! - (b) a hyper endpoint answering a fixed body of the answer's size;
 //! - (c) (b), the request parsed into rmcp's message types and a fixed
 //!   result serialized from them;
-//! - (d) `Host::call` and `Host::call_async` of the tool, in process;
-//! - (e) (c) and (d) together: the call run where its answer is awaited;
+//! - (d) `Host::call` and `Host::call_async` of the tool, in process: in
+//!   a tight loop, and with the thread asleep for (c)'s round trip before
+//!   each call, as a server's core sits between requests (what waking
+//!   from that costs the call is the machine's, not the path's);
+//! - (e) (c) and (d) together: the call run where its answer is awaited,
+//!   and the call's own time inside that endpoint;
 //! - (f) the stateless MCP path of `harmonia serve` (rmcp's service, our
 //!   handler) with a fixed principal: no authentication, no rate limits,
 //!   no door (bounds, gate);
@@ -29,7 +33,8 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A request's bytes as the bench's client sends them (for the echo and
 /// the raw client).
@@ -87,8 +92,11 @@ enum Stage {
     Called,
 }
 
+/// How long each call took inside the endpoint of (e).
+type CallTimes = Arc<Mutex<Vec<Duration>>>;
+
 /// One answer of `stage`: the JSON-RPC response text.
-async fn answer(stage: Stage, host: &Host, body: &[u8], fixed: &str) -> Result<String> {
+async fn answer(stage: Stage, host: &Host, body: &[u8], fixed: &str, times: &CallTimes) -> Result<String> {
     use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage, ServerResult};
     if let Stage::Fixed = stage {
         return Ok(fixed.to_owned());
@@ -101,9 +109,12 @@ async fn answer(stage: Stage, host: &Host, body: &[u8], fixed: &str) -> Result<S
         Stage::Called => {
             let arguments = Value::Object(call.params.arguments.clone().unwrap_or_default()).to_string();
             let context = CallContext::for_workspace("ws_demo");
-            harmonia_serve::catalog::result(
-                host.call_recorded_async(TOOL, &arguments, &context).await?.envelope,
-            )
+            let started = Instant::now();
+            let record = host.call_recorded_async(TOOL, &arguments, &context).await?;
+            if let Ok(mut times) = times.lock() {
+                times.push(started.elapsed());
+            }
+            harmonia_serve::catalog::result(record.envelope)
         }
         _ => rmcp::model::CallToolResult::structured(serde_json::from_str(fixed_envelope())?),
     };
@@ -122,21 +133,22 @@ fn stage_endpoint(
     stage: Stage,
     host: Host,
     fixed: String,
+    times: CallTimes,
 ) -> Result<String> {
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let address = listener.local_addr()?.to_string();
     runtime.spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let _ = stream.set_nodelay(true);
-            let (host, fixed) = (host.clone(), fixed.clone());
+            let (host, fixed, times) = (host.clone(), fixed.clone(), Arc::clone(&times));
             tokio::spawn(async move {
                 let service =
                     hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                        let (host, fixed) = (host.clone(), fixed.clone());
+                        let (host, fixed, times) = (host.clone(), fixed.clone(), Arc::clone(&times));
                         async move {
                             let body = request.into_body().collect().await.map(|body| body.to_bytes());
                             let (status, text) = match body {
-                                Ok(body) => match answer(stage, &host, &body, &fixed).await {
+                                Ok(body) => match answer(stage, &host, &body, &fixed, &times).await {
                                     Ok(text) => (200, text),
                                     Err(error) => (500, error.to_string()),
                                 },
@@ -247,34 +259,48 @@ pub fn run(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let calls = effort.tool_calls * 5;
     let agent = loopback_agent(std::time::Duration::from_secs(30));
     let body = stateless_body(TOOL, serde_json::from_str(INPUT)?, 1).to_string();
-    let fixed = runtime.block_on(answer(Stage::Parsed, &host, body.as_bytes(), ""))?;
+    let times = CallTimes::default();
+    let fixed = runtime.block_on(answer(Stage::Parsed, &host, body.as_bytes(), "", &times))?;
 
     let echo = echo_server()?;
     let echoed = echo_round_trips(&echo, &request_bytes("/mcp", &echo, &token, &body), calls)?;
-    let fixed_at = stage_endpoint(&runtime, Stage::Fixed, host.clone(), fixed.clone())?;
+    let fixed_at = stage_endpoint(&runtime, Stage::Fixed, host.clone(), fixed.clone(), Arc::clone(&times))?;
     let fixed_ureq = ureq_round_trips(&agent, &format!("http://{fixed_at}/mcp"), &token, &body, calls)?;
     let fixed_raw = raw_round_trips(&fixed_at, &request_bytes("/mcp", &fixed_at, &token, &body), calls)?;
-    let parsed_at = stage_endpoint(&runtime, Stage::Parsed, host.clone(), fixed.clone())?;
+    let parsed_at = stage_endpoint(&runtime, Stage::Parsed, host.clone(), fixed.clone(), Arc::clone(&times))?;
     let parsed = ureq_round_trips(&agent, &format!("http://{parsed_at}/mcp"), &token, &body, calls)?;
     let context = CallContext::for_workspace("ws_demo");
     let direct = crate::time_calls(&host, TOOL, INPUT, &context, calls);
-    let direct_async = {
-        let current = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        current.block_on(async {
-            for _ in 0..calls.min(200) {
-                let _ = host.call_async(TOOL, INPUT, &context).await;
-            }
-            let mut samples = Vec::with_capacity(calls);
-            for _ in 0..calls {
-                let started = Instant::now();
-                let _ = host.call_async(TOOL, INPUT, &context).await;
-                samples.push(started.elapsed());
-            }
-            Samples::new(samples)
-        })
-    };
-    let called_at = stage_endpoint(&runtime, Stage::Called, host.clone(), fixed.clone())?;
+    // The same call awaited on one thread, back to back, then with the
+    // thread asleep before each for as long as (c)'s round trip: what a
+    // server's core does between requests of one client.
+    let gap = Duration::from_secs_f64(parsed.p50_us() / 1e6);
+    let current = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (direct_async, after_idle) = current.block_on(async {
+        for _ in 0..calls.min(200) {
+            let _ = host.call_async(TOOL, INPUT, &context).await;
+        }
+        let mut tight = Vec::with_capacity(calls);
+        let mut idle = Vec::with_capacity(calls);
+        for _ in 0..calls {
+            let started = Instant::now();
+            let _ = host.call_async(TOOL, INPUT, &context).await;
+            tight.push(started.elapsed());
+        }
+        for _ in 0..calls {
+            std::thread::sleep(gap);
+            let started = Instant::now();
+            let _ = host.call_async(TOOL, INPUT, &context).await;
+            idle.push(started.elapsed());
+        }
+        (Samples::new(tight), Samples::new(idle))
+    });
+    let called_at = stage_endpoint(&runtime, Stage::Called, host.clone(), fixed.clone(), Arc::clone(&times))?;
     let called = ureq_round_trips(&agent, &format!("http://{called_at}/mcp"), &token, &body, calls)?;
+    // The timed round trips' calls: the last ones (the warm-up's came first).
+    let called_inside = Samples::new(
+        times.lock().map(|times| times[times.len().saturating_sub(calls)..].to_vec()).unwrap_or_default(),
+    );
     let bare_mcp = bare_mcp_path(&runtime, &host)?;
     let mcp_path = ureq_round_trips(&agent, &bare_mcp, &token, &body, calls)?;
     let mut unlimited = bench_serve_config();
@@ -285,14 +311,16 @@ pub fn run(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
     let full = ureq_round_trips(&agent, &full_url, &token, &body, calls)?;
     let _ = (stop_door.send(()), stop_full.send(()));
 
-    let rows: [(&str, &Samples, &str); 10] = [
+    let rows: [(&str, &Samples, &str); 12] = [
         ("(a) TCP echo of the request", &echoed, "the network floor"),
         ("(b) hyper, a fixed answer (ureq)", &fixed_ureq, "HTTP"),
         ("    the same, raw socket client", &fixed_raw, "the client's share is ureq's less this"),
         ("(c) (b) + rmcp parse and serialize", &parsed, "JSON-RPC in rmcp's types"),
         ("(d) Host::call", &direct, "the call in process"),
         ("    Host::call_async", &direct_async, "the async path"),
+        ("    Host::call_async after (c)'s time idle", &after_idle, "the call on a core that slept"),
         ("(e) (c) + the call awaited", &called, "the floor of any server of this tool"),
+        ("    the call's own time inside (e)", &called_inside, "the call between requests"),
         ("(f) our MCP path, no door", &mcp_path, "rmcp's service and our handler"),
         ("(g) + the door and authentication", &door, "gate, bounds, bearer check"),
         ("    + rate limits", &full, "harmonia serve as it runs"),
@@ -309,8 +337,19 @@ pub fn run(effort: &Effort, out: &mut Report, dir: &Path) -> Result<()> {
         direct_async.p50_us() - direct.p50_us(),
         fixed_ureq.p50_us() - fixed_raw.p50_us()
     ));
+    out.say(format!(
+        "  the call after {:.0} us idle over the call back to back: {:.1} us (inside (e)'s endpoint: {:.1} us); (c) + the call in a tight loop: {:.1} us",
+        gap.as_secs_f64() * 1e6,
+        after_idle.p50_us() - direct_async.p50_us(),
+        called_inside.p50_us() - direct_async.p50_us(),
+        parsed.p50_us() + direct_async.p50_us()
+    ));
     out.insert("mcp_stages_us_p50", Value::Object(figures));
     out.insert("mcp_stateless_over_call_async_us_p50", json!(full.p50_us() - direct_async.p50_us()));
     out.insert("mcp_call_async_over_call_us_p50", json!(direct_async.p50_us() - direct.p50_us()));
+    out.insert(
+        "mcp_call_after_idle_over_call_async_us_p50",
+        json!(after_idle.p50_us() - direct_async.p50_us()),
+    );
     Ok(())
 }

@@ -20,8 +20,8 @@
 //!   `[metrics] enabled = false`).
 //!
 //! Every answer, on every route and for every error, says
-//! `X-Content-Type-Options: nosniff` (the outermost layer, and the
-//! listener's refusal). Every request first passes the `Host` and `Origin` checks ([`origin`]:
+//! `X-Content-Type-Options: nosniff` (set by the outermost layer, and in
+//! the listener's refusal). Every request first passes the `Host` and `Origin` checks ([`origin`]:
 //! 403 otherwise). Every other request than the health probes and an open
 //! `/metrics` needs `Authorization: Bearer`: without a valid one it gets
 //! 401 with `WWW-Authenticate` and never reaches MCP handling; the failure
@@ -212,7 +212,7 @@ impl Drop for Admitted<'_> {
 
 /// The outermost layer: the body shared so an answer given before it was
 /// read keeps the connection or says it closes ([`unread_body`]); then
-/// [`admit`].
+/// [`admit`]; every answer it gives [`nosniff`].
 async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let (body, leftover) = unread_body::track(body, &parts.headers);
@@ -220,6 +220,7 @@ async fn bound(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     if let Some(leftover) = leftover {
         leftover.settle(&mut response).await;
     }
+    nosniff(&mut response);
     response
 }
 
@@ -254,14 +255,14 @@ async fn admit(app: &Arc<App>, request: Request, next: Next) -> Response {
     }
 }
 
-/// The outermost layer: every answer, whatever the route or the error,
-/// says `X-Content-Type-Options: nosniff`, so no browser reads it as
-/// another type than it says (a review page as anything but HTML, a JSON
-/// error as HTML). The listener's refusal of a connection past the bound
-/// carries it too ([`listener`]).
-async fn nosniff(mut response: Response) -> Response {
+/// Every answer, whatever the route or the error, says
+/// `X-Content-Type-Options: nosniff`, so no browser reads it as another
+/// type than it says (a review page as anything but HTML, a JSON error as
+/// HTML): set by the outermost layer ([`bound`]), on its way out. The
+/// listener's refusal of a connection past the bound carries it too
+/// ([`listener`]).
+fn nosniff(response: &mut Response) {
     response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
 }
 
 /// Where RFC 9728 puts the protected-resource metadata.
@@ -421,7 +422,6 @@ impl HttpServer {
             .merge(open)
             .merge(protected)
             .layer((middleware::from_fn_with_state(Arc::clone(&app), bound), SharedBelowLayer))
-            .layer((middleware::map_response(nosniff), SharedBelowLayer))
             .with_state(Arc::clone(&app));
         Self { router, app, cancel }
     }

@@ -68,8 +68,9 @@ where
 /// `from_fn` layer clones the service beneath it again before calling it:
 /// a clone of a layer cloned every layer below it (a boxed route and a
 /// reference count of the server's state each), so a request through the
-/// layers of `/mcp` (nine then, five since the checks share two:
-/// `checks`) cloned them over and over. With each layer's
+/// layers of `/mcp` (nine then; four since the checks share two,
+/// `checks`, and `nosniff` is set by the outermost) cloned them over and
+/// over. With each layer's
 /// inner service behind an `Arc`, a layer's clone is one count, and a
 /// request clones each service beneath once, as it reaches it
 /// ([`Oneshot`]: made ready, then called, as axum's own routes do). A
