@@ -16,6 +16,8 @@
 set -euo pipefail
 
 tracing=/sys/kernel/tracing
+# A fresh machine may not have tracefs mounted yet.
+[ -e "$tracing/uprobe_events" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
 [ -w "$tracing/uprobe_events" ] || { echo "needs root and tracefs at $tracing" >&2; exit 2; }
 ulimit -n 20000
 
