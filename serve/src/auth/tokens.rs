@@ -15,7 +15,7 @@
 
 use super::{AuthError, Principal};
 use crate::config::Rate;
-use harmonia_contract::digest::sha256_hex;
+use harmonia_contract::digest::{hex, sha256_hex};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
@@ -195,10 +195,6 @@ impl TokenFile {
         self.tokens.retain(|record| record.id != id);
         self.tokens.len() != before
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What identifies one version of the file on disk.

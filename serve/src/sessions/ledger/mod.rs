@@ -83,7 +83,7 @@ impl LedgerError {
 pub fn new_id() -> Result<String, LedgerError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| LedgerError::Store(error.to_string()))?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(harmonia_contract::digest::hex(&bytes))
 }
 
 /// Bounds of live sessions (or counts of them, from [`Ledger::live`]).
