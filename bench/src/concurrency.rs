@@ -315,6 +315,18 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
             serve_config.rate_limits.clone(),
             None,
         )?;
+        // Which reset the slots get (`limits.slot_reset = "auto"`) depends
+        // on whether this machine can swap: said, so runs compare.
+        let written = state.liaison().host().resets_written_pages_only();
+        out.say(format!(
+            "  pool slots reset: {}",
+            if written {
+                "the pages a call wrote (nothing can be swapped out)"
+            } else {
+                "the low 256 KiB window"
+            }
+        ));
+        out.insert("slot_reset", json!(if written { "written" } else { "window" }));
         let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
         let server_runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

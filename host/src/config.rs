@@ -48,7 +48,7 @@
 
 pub use crate::capability::public_web::config::PublicWebConfig;
 pub use crate::capability::workspace::config::{WorkspaceConfig, WorkspaceSourceKind};
-pub use crate::limits::LimitsConfig;
+pub use crate::limits::{LimitsConfig, SlotReset};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -10,11 +10,13 @@
 //!   the limits; memory reservations match the memory limit instead of the
 //!   default 4 GiB per slot. A slot is reset when its instance is dropped,
 //!   before any other call (another tenant's, or another plugin's) can get
-//!   it: the low [`KEEP_RESIDENT`] bytes are rewritten (zeroes, or the
-//!   memory image) and the rest is returned to the kernel. Wasmtime's
-//!   `PAGEMAP_SCAN` reset is left off: it resets only pages that are
-//!   present, so a dirty page swapped out when the call ended kept the last
-//!   call's data for the next one.
+//!   it, as `limits.slot_reset` resolves ([`crate::slot_reset`]): the low
+//!   [`KEEP_RESIDENT`] bytes rewritten (zeroes, or the memory image) and
+//!   the rest returned to the kernel; or, where this process's memory
+//!   cannot be swapped out, only the pages the call wrote rewritten
+//!   (wasmtime's `PAGEMAP_SCAN` reset, which skips swapped-out pages: a
+//!   page written and swapped out would keep the last call's data for the
+//!   next one). The epoch ticker watches that it stays so.
 //! - The pool's per-component counts are the configured
 //!   [`ComponentLimits`], the same the store's limiter and the pre-compile
 //!   shape check use; its table slots hold [`MAX_TABLE_ELEMENTS`].
@@ -32,6 +34,7 @@ use crate::cache::ComponentCache;
 use crate::call_state::CallState;
 use crate::config::LimitsConfig;
 use crate::limits::{ASYNC_HOST_STACK, ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
+use crate::slot_reset::{Resolved, WATCH_EVERY, Watch};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
@@ -44,8 +47,8 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 /// Interval between epoch ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
-/// The wasmtime configuration for these limits.
-pub fn engine_config(limits: &LimitsConfig) -> Config {
+/// The wasmtime configuration for these limits, slots reset as `reset`.
+pub fn engine_config(limits: &LimitsConfig, reset: Resolved) -> Config {
     let memory_bytes = u64::from(limits.memory_mib) * 1024 * 1024;
     let mut config = Config::new();
     config
@@ -73,9 +76,13 @@ pub fn engine_config(limits: &LimitsConfig) -> Config {
             .total_stacks(instances)
             .max_memory_size(memory_bytes as usize)
             .max_unused_warm_slots(instances)
-            // Never `Enabled::Auto`: the scan skips swapped-out pages, which
-            // are then neither reset nor released (see the module doc).
-            .pagemap_scan(Enabled::No)
+            // The scan skips swapped-out pages, which are then neither reset
+            // nor released: only where nothing can be swapped out (`Auto`
+            // falls back to the window where the kernel lacks the scan).
+            .pagemap_scan(match reset {
+                Resolved::Written => Enabled::Auto,
+                Resolved::Window => Enabled::No,
+            })
             .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
@@ -91,16 +98,22 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    fn start(engine: &Engine) -> std::io::Result<Self> {
+    /// Tick `engine`, and ask `watch` again every [`WATCH_EVERY`].
+    fn start(engine: &Engine, watch: Arc<Watch>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let weak = engine.weak();
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new().name("harmonia-epoch".into()).spawn(move || {
+            let mut watched = std::time::Instant::now();
             while !flag.load(Ordering::Relaxed) {
                 std::thread::sleep(EPOCH_TICK);
                 match weak.upgrade() {
                     Some(engine) => engine.increment_epoch(),
                     None => break,
+                }
+                if watched.elapsed() >= WATCH_EVERY {
+                    watched = std::time::Instant::now();
+                    watch.check(crate::slot_reset::swap_possible);
                 }
             }
         })?;
@@ -173,6 +186,9 @@ pub struct Runtime {
     pub compile_progress: Option<Arc<dyn crate::origin::CompileProgress>>,
     /// Where slot waits and running calls are counted, when anywhere.
     pub metrics: Option<crate::metrics::Metrics>,
+    /// How slots are reset, and whether calls are refused because that
+    /// reset can no longer be trusted.
+    pub reset: Arc<Watch>,
     _ticker: EpochTicker,
 }
 
@@ -183,7 +199,10 @@ impl Runtime {
         inert_filesystem_and_sockets: bool,
         cache_dir: Option<&Path>,
     ) -> wasmtime::Result<Self> {
-        let engine = Engine::new(&engine_config(limits))?;
+        let reset =
+            crate::slot_reset::resolve(limits.slot_reset, limits.pooling, crate::slot_reset::swap_possible())
+                .map_err(wasmtime::Error::msg)?;
+        let engine = Engine::new(&engine_config(limits, reset))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
         // The shared types carry no functions; each capability links its
@@ -193,7 +212,8 @@ impl Runtime {
             state
         })?;
         crate::capability::set::add_to_linker(&mut linker)?;
-        let ticker = EpochTicker::start(&engine)?;
+        let reset = Arc::new(Watch::new(reset));
+        let ticker = EpochTicker::start(&engine, Arc::clone(&reset))?;
         let facade = Facade::new()?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {
@@ -204,6 +224,7 @@ impl Runtime {
             slots: crate::slots::CallSlots::new(limits.max_calls),
             facade,
             metrics: None,
+            reset,
             _ticker: ticker,
         })
     }

@@ -236,6 +236,11 @@ impl HostBuilder {
         if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
+        let reset = match runtime.reset.resolved() {
+            crate::slot_reset::Resolved::Written => "written",
+            crate::slot_reset::Resolved::Window => "window",
+        };
+        logger.emit(Level::Info, "slots.reset", vec![("reset", reset.to_owned())]);
         runtime.metrics = self.metrics.clone();
         if let Some(slots) = self.slots {
             runtime.slots = slots;
@@ -429,6 +434,19 @@ impl Host {
     /// ([`HostBuilder::call_slots`]).
     pub fn call_slots(&self) -> &CallSlots {
         &self.inner.runtime.slots
+    }
+
+    /// Whether pool slots are reset by rewriting only the pages a call
+    /// wrote (`limits.slot_reset`, as resolved when the host started).
+    pub fn resets_written_pages_only(&self) -> bool {
+        self.inner.runtime.reset.resolved() == crate::slot_reset::Resolved::Written
+    }
+
+    /// Why every call is refused, when swap became possible after this
+    /// host started resetting only written pages; a server reports itself
+    /// not ready while it is.
+    pub fn refusing_calls(&self) -> Option<&str> {
+        self.inner.runtime.reset.refusing()
     }
 
     /// Call `tool` with `input` (JSON text) for `context`, on this thread:

@@ -27,6 +27,9 @@
 //! - `provenance`: components from `plugins.lock`, their digests and
 //!   signatures verified (the `harmonia-registry` crate) before compiling.
 //! - `sandbox`: one call: fresh store, limits, outcome to envelope.
+//! - `slot_reset`: how a pool slot is reset between calls
+//!   (`limits.slot_reset`), and the watch that refuses calls if swap
+//!   turns on under the cheaper reset.
 //! - [`CallSlots`]: the gate bounding the calls in flight, which hosts
 //!   built on one share (a server's old and new plugin sets).
 //! - `call_state`: the store data of one call: WASI, limits, captured
@@ -78,6 +81,7 @@ mod origin;
 mod policy;
 mod provenance;
 mod sandbox;
+mod slot_reset;
 mod slots;
 mod wasi;
 

@@ -39,10 +39,13 @@ pub const CAPTURE_CAP: usize = 16 * 1024;
 /// allocates them before copying, so an uncapped request costs host memory).
 pub const RANDOM_CAP: u64 = 64 * 1024;
 /// Bytes of each memory and table rewritten in place (not returned to the
-/// kernel) when a pool slot is reset. The built-in guests put a 128 KiB
-/// shadow stack first (`guest/.cargo/config.toml`), so a small call's hot
-/// pages (stack top, data, heap start) fall inside this window and take no
-/// page fault on the next call; memsetting more costs more than it saves.
+/// kernel) when a pool slot is reset: with `slot_reset` `window`, the low
+/// bytes, written or not; with `written`, the first pages the call wrote.
+/// The built-in guests put a 128 KiB shadow stack first
+/// (`guest/.cargo/config.toml`), so a small call's hot pages (stack top,
+/// data, heap start) fall inside the window and take no page fault on the
+/// next call; memsetting more costs more than it saves, and a smaller
+/// window costs page faults (docs/performance.md, "Stop 58").
 pub const KEEP_RESIDENT: usize = 256 * 1024;
 /// Component instances the pool keeps beyond the call slots (for
 /// `describe` at load).
@@ -101,6 +104,28 @@ pub struct LimitsConfig {
     pub max_memories_per_component: u32,
     /// Tables one component may create.
     pub max_tables_per_component: u32,
+    /// How a pool slot's memory is reset between calls (`auto`: the
+    /// cheaper way where nothing can be swapped out; the `slot_reset`
+    /// module's doc).
+    pub slot_reset: SlotReset,
+}
+
+/// `limits.slot_reset`: how a pool slot's memory and tables are reset
+/// between calls.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlotReset {
+    /// `written` where this process's memory cannot be swapped out when
+    /// the host starts, `window` otherwise.
+    #[default]
+    Auto,
+    /// The low [`KEEP_RESIDENT`] bytes rewritten, the rest returned to the
+    /// kernel: safe everywhere.
+    Window,
+    /// Only the pages the call wrote rewritten (up to [`KEEP_RESIDENT`]),
+    /// the rest returned; the host refuses to start where its memory could
+    /// be swapped out.
+    Written,
 }
 
 impl Default for LimitsConfig {
@@ -115,6 +140,7 @@ impl Default for LimitsConfig {
             max_core_instances_per_component: 64,
             max_memories_per_component: 4,
             max_tables_per_component: 32,
+            slot_reset: SlotReset::Auto,
         }
     }
 }

@@ -159,13 +159,18 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Outcome {
 /// The run of a call that never got a slot: the retryable
 /// `dependency_unavailable`.
 fn no_slot() -> CallRun {
+    not_run("every call slot stayed taken until the call's deadline".into())
+}
+
+/// A call that never took a slot: `dependency_unavailable`, and why.
+fn not_run(diagnostic: String) -> CallRun {
     CallRun {
         envelope: Envelope::stable_error(&contract::DEPENDENCY_UNAVAILABLE),
         receipts: Vec::new(),
         stdout: Default::default(),
         stderr: Default::default(),
         trap: None,
-        diagnostic: Some("every call slot stayed taken until the call's deadline".into()),
+        diagnostic: Some(diagnostic),
         peak_memory_bytes: 0,
     }
 }
@@ -307,6 +312,10 @@ pub async fn invoke(call: Invocation<'_>, pre: &ToolHostPre<CallState>) -> CallR
     let call_deadline = deadline;
     let deadline = Instant::now() + deadline;
     let metrics = runtime.metrics.as_ref();
+    // A slot's reset that can no longer be trusted gives no slot to anyone.
+    if let Some(reason) = runtime.reset.refusing() {
+        return not_run(format!("refused: {reason}"));
+    }
     let slot = match runtime.slots.try_acquire() {
         Some(permit) => Some(permit),
         None => match after_retiring(&runtime.slots).await {

@@ -19,6 +19,8 @@
 //! - [`serve_database`]: the shared PostgreSQL ledger's password, its
 //!   migrations, and a replica its database refuses;
 //! - [`serve_reload`]: `harmonia serve --stdio` reloading on `SIGHUP`;
+//! - [`slot_reset`]: the cheaper reset of a call slot given only where
+//!   nothing can be swapped out, and refused from the moment swap turns on;
 //! - [`deploy`]: the image and Kubernetes manifests under `deploy/`, held
 //!   to Kubernetes' schemas and to what `harmonia serve` reads;
 //! - [`support`]: what they share.
@@ -39,5 +41,6 @@ mod serve_mcp;
 mod serve_reload;
 mod serve_replicas;
 mod session_lines;
+mod slot_reset;
 mod support;
 mod trace;

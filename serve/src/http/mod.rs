@@ -11,8 +11,9 @@
 //! - `POST /v1/review`: the same request → the review page of
 //!   `harmonia review` (HTML, with its Content-Security-Policy);
 //! - `GET /healthz` (the process answers, draining or not) and `GET
-//!   /readyz` (serving: not draining, and its session ledger reachable;
-//!   503 with the reason otherwise): no credential needed;
+//!   /readyz` (serving: not draining, its session ledger reachable, and its
+//!   host not refusing calls over its slots' reset; 503 with the reason
+//!   otherwise): no credential needed;
 //! - `GET /.well-known/oauth-protected-resource[/<path>]`: the RFC 9728
 //!   metadata of `[oauth]`, when configured; no credential needed;
 //! - `GET /metrics`: the Prometheus text of the host's metrics, without a
@@ -135,6 +136,9 @@ pub(crate) enum Unavailable {
     CredentialRequestBodies,
     /// The session ledger cannot be reached (a shared database away).
     Ledger,
+    /// The host refuses every call: swap became possible after it started
+    /// resetting only the pages a call wrote (`limits.slot_reset`).
+    SlotReset,
 }
 
 impl Unavailable {
@@ -151,6 +155,7 @@ impl Unavailable {
             Self::RequestBodies => "request_bodies",
             Self::CredentialRequestBodies => "credential_request_bodies",
             Self::Ledger => "ledger_unavailable",
+            Self::SlotReset => "slot_reset_unsafe",
         }
     }
 
@@ -167,6 +172,7 @@ impl Unavailable {
             Self::RequestBodies => "too many request bodies on their way",
             Self::CredentialRequestBodies => "this credential holds its share of request bodies on their way",
             Self::Ledger => "the session ledger cannot be reached; retry",
+            Self::SlotReset => "this process refuses every call until it is restarted",
         }
     }
 }
@@ -405,6 +411,13 @@ impl HttpServer {
                     async move {
                         if ready.draining.load(Ordering::SeqCst) {
                             return ready.unavailable(Unavailable::Draining);
+                        }
+                        if let Some(why) = ready.state.liaison().host().refusing_calls() {
+                            let mut response = ready.unavailable(Unavailable::SlotReset);
+                            *response.body_mut() = axum::body::Body::from(
+                                json!({"error": "slot_reset_unsafe", "reason": why}).to_string(),
+                            );
+                            return response;
                         }
                         match ready.state.sessions.readiness() {
                             Readiness::Ready => axum::Json(json!({"ready": true})).into_response(),

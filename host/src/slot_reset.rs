@@ -1,0 +1,219 @@
+//! How a pool slot's memory is reset between calls (`limits.slot_reset`),
+//! and whether the cheaper way is safe on this machine.
+//!
+//! - `window`: the low [`KEEP_RESIDENT`] bytes of each memory and table are
+//!   rewritten (zeroes, or the memory image) and the rest is returned to
+//!   the kernel. Safe everywhere; every call rewrites the whole window and
+//!   keeps it resident, whether it wrote there or not.
+//! - `written`: only the pages the call wrote are rewritten, up to
+//!   [`KEEP_RESIDENT`], and the rest is returned (wasmtime's reset with
+//!   Linux's `PAGEMAP_SCAN`). Under a thousand calls in flight it spends
+//!   less CPU a call and holds less memory (docs/performance.md). But the
+//!   scan sees only pages in RAM: a page the call wrote that the kernel
+//!   swapped out is neither rewritten nor returned, and the next call on
+//!   the slot (perhaps another tenant's) would read it. So `written` is
+//!   used only where this process's memory cannot be swapped out: no swap
+//!   device is active ([`SWAPS`]), or the process's cgroup or one of its
+//!   ancestors allows it no swap (`memory.swap.max` is 0).
+//! - `auto` (the default): `written` where that holds when the host
+//!   starts, `window` otherwise. `written` asked for where it does not
+//!   hold refuses the start, naming why.
+//!
+//! Swap can be turned on while the host runs (`swapon`, a cgroup's limit
+//! raised). While `written` is in use, the epoch ticker asks again every
+//! [`WATCH_EVERY`]; from the moment swap is possible, every call is
+//! refused before it takes a slot (`dependency_unavailable`, with the
+//! reason in the call's diagnostic) and [`Watch::refusing`] says why, so a
+//! server reports itself not ready: the slots' reset can no longer be
+//! trusted, and a restart picks `window`.
+
+#[cfg(doc)]
+use crate::limits::KEEP_RESIDENT;
+use crate::limits::SlotReset;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Where the kernel lists the active swap devices.
+pub const SWAPS: &str = "/proc/swaps";
+
+/// How often a host resetting only written pages asks again whether swap
+/// is possible.
+pub const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// The reset a host runs with, once `limits.slot_reset` is resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// Rewrite the whole window.
+    Window,
+    /// Rewrite only the pages written.
+    Written,
+}
+
+/// `mode` for a machine where `swap` says whether (and why) this
+/// process's memory could be swapped out; `Err` names why `written` was
+/// asked for and cannot be given.
+pub fn resolve(mode: SlotReset, pooling: bool, swap: Option<String>) -> Result<Resolved, String> {
+    let scan_exists = cfg!(target_os = "linux");
+    match (mode, swap) {
+        // Without the pool there are no slots to reuse.
+        _ if !pooling => Ok(Resolved::Window),
+        (SlotReset::Window, _) => Ok(Resolved::Window),
+        (SlotReset::Auto, None) if scan_exists => Ok(Resolved::Written),
+        (SlotReset::Auto, _) => Ok(Resolved::Window),
+        (SlotReset::Written, _) if !scan_exists => {
+            Err("limits.slot_reset = \"written\" needs Linux's PAGEMAP_SCAN".to_owned())
+        }
+        (SlotReset::Written, Some(reason)) => Err(format!(
+            "limits.slot_reset = \"written\" needs memory that cannot be swapped out, and {reason}: \
+             turn swap off, set memory.swap.max to 0 for this process's cgroup, or use \"window\""
+        )),
+        (SlotReset::Written, None) => Ok(Resolved::Written),
+    }
+}
+
+/// Why this process's memory could be swapped out now, or `None` when it
+/// cannot be.
+pub fn swap_possible() -> Option<String> {
+    let swaps = std::fs::read_to_string(SWAPS).unwrap_or_default();
+    let device = active_swap(&swaps)?;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let limited = cgroup_path(&cgroup).and_then(|path| {
+        ancestors(&path).into_iter().find(|dir| {
+            std::fs::read_to_string(format!("/sys/fs/cgroup{dir}/memory.swap.max"))
+                .is_ok_and(|max| max.trim() == "0")
+        })
+    });
+    match limited {
+        Some(_) => None,
+        None => Some(format!("swap device {device} is active")),
+    }
+}
+
+/// The first active swap device of `/proc/swaps`' text, when any is.
+pub(crate) fn active_swap(swaps: &str) -> Option<String> {
+    // A header line, then one line a device; an unreadable file counts as
+    // none listed, and so does a header alone.
+    swaps.lines().skip(1).find_map(|line| line.split_whitespace().next().map(str::to_owned))
+}
+
+/// The cgroup v2 path of `/proc/self/cgroup`'s text (its `0::` line).
+pub(crate) fn cgroup_path(cgroup: &str) -> Option<String> {
+    cgroup.lines().find_map(|line| line.strip_prefix("0::")).map(|path| path.trim().to_owned())
+}
+
+/// `path` and each of its ancestors below the root, deepest first; the
+/// root cgroup has no `memory.swap.max` (in a cgroup namespace the root
+/// seen is the container's own cgroup, and its file is read as `""`).
+pub(crate) fn ancestors(path: &str) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut current = path.trim_end_matches('/').to_owned();
+    while !current.is_empty() {
+        dirs.push(current.clone());
+        current.truncate(current.rfind('/').unwrap_or(0));
+    }
+    dirs.push(String::new());
+    dirs
+}
+
+/// What a host resetting only written pages watches: whether swap has
+/// become possible since it started.
+#[derive(Debug)]
+pub struct Watch {
+    resolved: Resolved,
+    refusing: OnceLock<String>,
+}
+
+impl Watch {
+    /// A watch for a host running with `resolved`.
+    pub fn new(resolved: Resolved) -> Self {
+        Self { resolved, refusing: OnceLock::new() }
+    }
+
+    /// The reset in use.
+    pub fn resolved(&self) -> Resolved {
+        self.resolved
+    }
+
+    /// Why calls are refused, once swap became possible under `written`.
+    pub fn refusing(&self) -> Option<&str> {
+        self.refusing.get().map(String::as_str)
+    }
+
+    /// Ask again (the ticker's job, every [`WATCH_EVERY`]); `probe` says
+    /// why swap is possible, if it is. Once refusing, always refusing.
+    pub fn check(&self, probe: impl FnOnce() -> Option<String>) {
+        if self.resolved == Resolved::Written
+            && self.refusing.get().is_none()
+            && let Some(reason) = probe()
+        {
+            let _ = self.refusing.set(format!(
+                "{reason} since this host started resetting only the pages a call wrote; \
+                 its slots' reset can no longer be trusted: restart it"
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_DEVICES: &str = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+        /var/tmp/harmonia-ci.swap               file\t\t524284\t\t0\t\t-2\n\
+        /dev/zram0                              partition\t4194300\t\t0\t\t100\n";
+
+    #[test]
+    fn the_swap_devices_are_read_from_proc_swaps() {
+        assert_eq!(active_swap(TWO_DEVICES).as_deref(), Some("/var/tmp/harmonia-ci.swap"));
+        assert_eq!(active_swap("Filename\tType\tSize\tUsed\tPriority\n"), None);
+        assert_eq!(active_swap(""), None);
+    }
+
+    #[test]
+    fn the_cgroup_and_its_ancestors_are_read_from_proc_self_cgroup() {
+        assert_eq!(
+            cgroup_path("0::/system.slice/harmonia.service\n").as_deref(),
+            Some("/system.slice/harmonia.service")
+        );
+        // cgroup v1 lines only: no v2 path, so no cgroup limit is relied on.
+        assert_eq!(cgroup_path("12:memory:/docker/abc\n"), None);
+        assert_eq!(
+            ancestors("/system.slice/harmonia.service"),
+            ["/system.slice/harmonia.service", "/system.slice", ""]
+        );
+        assert_eq!(ancestors("/"), [""]);
+    }
+
+    #[test]
+    fn written_is_given_only_where_nothing_can_be_swapped_out() {
+        let swap = || Some("swap device /dev/zram0 is active".to_owned());
+        let linux = cfg!(target_os = "linux");
+        assert_eq!(
+            resolve(SlotReset::Auto, true, None),
+            Ok(if linux { Resolved::Written } else { Resolved::Window })
+        );
+        assert_eq!(resolve(SlotReset::Auto, true, swap()), Ok(Resolved::Window));
+        assert_eq!(resolve(SlotReset::Window, true, None), Ok(Resolved::Window));
+        assert_eq!(resolve(SlotReset::Written, false, swap()), Ok(Resolved::Window), "no pool, no slots");
+        let refused = resolve(SlotReset::Written, true, swap()).unwrap_err();
+        if linux {
+            assert!(refused.contains("/dev/zram0") && refused.contains("window"), "{refused}");
+            assert_eq!(resolve(SlotReset::Written, true, None), Ok(Resolved::Written));
+        }
+    }
+
+    #[test]
+    fn a_watch_refuses_from_the_first_time_swap_is_possible_and_for_good() {
+        let watch = Watch::new(Resolved::Written);
+        watch.check(|| None);
+        assert_eq!(watch.refusing(), None);
+        watch.check(|| Some("swap device /dev/zram0 is active".into()));
+        let refusing = watch.refusing().unwrap().to_owned();
+        assert!(refusing.contains("/dev/zram0"), "{refusing}");
+        watch.check(|| None);
+        assert_eq!(watch.refusing(), Some(refusing.as_str()), "swap turned off again does not undo it");
+        let window = Watch::new(Resolved::Window);
+        window.check(|| Some("swap device /dev/zram0 is active".into()));
+        assert_eq!(window.refusing(), None, "the window's reset needs no watch");
+    }
+}
