@@ -60,13 +60,7 @@ fn setup_with(
         ),
     )
     .unwrap();
-    let added = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", workspace, "--tools", tools])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let token = add_token(&dir, workspace, tools);
     // One call slot: every call reuses the slot the last one left.
     std::fs::write(
         dir.join("serve.toml"),
@@ -74,7 +68,19 @@ fn setup_with(
     )
     .unwrap();
     std::fs::write(dir.join("swaps"), swaps).unwrap();
-    (dir.clone(), String::from_utf8(added.stdout).unwrap().trim().to_owned())
+    (dir, token)
+}
+
+/// A new token in `dir/tokens.toml` for `tools` in `workspace`.
+fn add_token(dir: &Path, workspace: &str, tools: &str) -> String {
+    let added = harmonia(dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .args(["--workspace", workspace, "--tools", tools])
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    String::from_utf8(added.stdout).unwrap().trim().to_owned()
 }
 
 /// `harmonia serve --http` in a mount namespace where `dir/swaps` is
@@ -251,13 +257,7 @@ fn under_the_written_reset_a_tenants_memory_never_reaches_another_tenant() {
     const SECRET: &str = "tenant-a-secret-5d1c08e4";
     let (dir, writer) =
         setup_with("tenants", "written", HEADER, &["testing-memory-probe"], "testing_memory_probe", "ws_a");
-    let added = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", "ws_b", "--tools", "testing_memory_probe"])
-        .output()
-        .unwrap();
-    let reader = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+    let reader = add_token(&dir, "ws_b", "testing_memory_probe");
     let (child, url) = spawn_listening(&mut serve(&dir));
     let _server = Stopped(child);
     let address = url.trim_start_matches("http://").to_owned();
