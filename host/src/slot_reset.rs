@@ -74,25 +74,29 @@ pub fn resolve(mode: SlotReset, pooling: bool, swap: Option<String>) -> Result<R
 /// Why this process's memory could be swapped out now, or `None` when it
 /// cannot be.
 pub fn swap_possible() -> Option<String> {
-    let swaps = std::fs::read_to_string(SWAPS).unwrap_or_default();
-    let device = active_swap(&swaps)?;
+    let reason = swap_reason(std::fs::read_to_string(SWAPS))?;
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let limited = cgroup_path(&cgroup).and_then(|path| {
-        ancestors(&path).into_iter().find(|dir| {
+    let limited = cgroup_path(&cgroup).is_some_and(|path| {
+        ancestors(&path).into_iter().any(|dir| {
             std::fs::read_to_string(format!("/sys/fs/cgroup{dir}/memory.swap.max"))
                 .is_ok_and(|max| max.trim() == "0")
         })
     });
-    match limited {
-        Some(_) => None,
-        None => Some(format!("swap device {device} is active")),
+    (!limited).then_some(reason)
+}
+
+/// Why swap may be possible, from `/proc/swaps` as read: a device is
+/// active, or the file cannot be read (then nothing says it is not).
+pub(crate) fn swap_reason(swaps: std::io::Result<String>) -> Option<String> {
+    match swaps {
+        Ok(swaps) => active_swap(&swaps).map(|device| format!("swap device {device} is active")),
+        Err(error) => Some(format!("{SWAPS} cannot be read ({error}), so swap may be on")),
     }
 }
 
 /// The first active swap device of `/proc/swaps`' text, when any is.
 pub(crate) fn active_swap(swaps: &str) -> Option<String> {
-    // A header line, then one line a device; an unreadable file counts as
-    // none listed, and so does a header alone.
+    // A header line, then one line a device; a header alone lists none.
     swaps.lines().skip(1).find_map(|line| line.split_whitespace().next().map(str::to_owned))
 }
 
@@ -158,6 +162,7 @@ impl Watch {
 mod tests {
     use super::*;
 
+    const HEADER_ONLY: &str = "Filename\tType\tSize\tUsed\tPriority\n";
     const TWO_DEVICES: &str = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
         /var/tmp/harmonia-ci.swap               file\t\t524284\t\t0\t\t-2\n\
         /dev/zram0                              partition\t4194300\t\t0\t\t100\n";
@@ -165,8 +170,16 @@ mod tests {
     #[test]
     fn the_swap_devices_are_read_from_proc_swaps() {
         assert_eq!(active_swap(TWO_DEVICES).as_deref(), Some("/var/tmp/harmonia-ci.swap"));
-        assert_eq!(active_swap("Filename\tType\tSize\tUsed\tPriority\n"), None);
+        assert_eq!(active_swap(HEADER_ONLY), None);
         assert_eq!(active_swap(""), None);
+    }
+
+    #[test]
+    fn an_unreadable_proc_swaps_counts_as_swap_possible() {
+        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no /proc");
+        assert!(swap_reason(Err(missing)).is_some_and(|why| why.contains("cannot be read")));
+        assert_eq!(swap_reason(Ok(HEADER_ONLY.into())), None);
+        assert!(swap_reason(Ok(TWO_DEVICES.into())).is_some_and(|why| why.contains("harmonia-ci.swap")));
     }
 
     #[test]
