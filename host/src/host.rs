@@ -241,6 +241,7 @@ impl HostBuilder {
             crate::slot_reset::Resolved::Window => "window",
         };
         logger.emit(Level::Info, "slots.reset", vec![("reset", reset.to_owned())]);
+        runtime.reset.tell(logger.clone());
         runtime.metrics = self.metrics.clone();
         if let Some(slots) = self.slots {
             runtime.slots = slots;

@@ -30,6 +30,7 @@
 #[cfg(doc)]
 use crate::limits::KEEP_RESIDENT;
 use crate::limits::SlotReset;
+use crate::log::{Level, Logger};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -125,12 +126,19 @@ pub(crate) fn ancestors(path: &str) -> Vec<String> {
 pub struct Watch {
     resolved: Resolved,
     refusing: OnceLock<String>,
+    /// Where the moment it starts refusing is said (`slots.reset_unsafe`).
+    logger: OnceLock<Logger>,
 }
 
 impl Watch {
     /// A watch for a host running with `resolved`.
     pub fn new(resolved: Resolved) -> Self {
-        Self { resolved, refusing: OnceLock::new() }
+        Self { resolved, refusing: OnceLock::new(), logger: OnceLock::new() }
+    }
+
+    /// Say to `logger` when this watch starts refusing.
+    pub fn tell(&self, logger: Logger) {
+        let _ = self.logger.set(logger);
     }
 
     /// The reset in use.
@@ -150,10 +158,14 @@ impl Watch {
             && self.refusing.get().is_none()
             && let Some(reason) = probe()
         {
-            let _ = self.refusing.set(format!(
+            let refusing = format!(
                 "{reason} since this host started resetting only the pages a call wrote; \
                  its slots' reset can no longer be trusted: restart it"
-            ));
+            );
+            if let Some(logger) = self.logger.get() {
+                logger.emit(Level::Warn, "slots.reset_unsafe", vec![("reason", refusing.clone())]);
+            }
+            let _ = self.refusing.set(refusing);
         }
     }
 }
@@ -218,6 +230,8 @@ mod tests {
     #[test]
     fn a_watch_refuses_from_the_first_time_swap_is_possible_and_for_good() {
         let watch = Watch::new(Resolved::Written);
+        let log = std::sync::Arc::new(crate::log::MemoryLog::default());
+        watch.tell(Logger::new(log.clone()));
         watch.check(|| None);
         assert_eq!(watch.refusing(), None);
         watch.check(|| Some("swap device /dev/zram0 is active".into()));
@@ -225,6 +239,8 @@ mod tests {
         assert!(refusing.contains("/dev/zram0"), "{refusing}");
         watch.check(|| None);
         assert_eq!(watch.refusing(), Some(refusing.as_str()), "swap turned off again does not undo it");
+        let said: Vec<_> = log.records().into_iter().map(|record| (record.event, record.level)).collect();
+        assert_eq!(said, [("slots.reset_unsafe", Level::Warn)], "said once, when it began");
         let window = Watch::new(Resolved::Window);
         window.check(|| Some("swap device /dev/zram0 is active".into()));
         assert_eq!(window.refusing(), None, "the window's reset needs no watch");
