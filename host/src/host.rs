@@ -236,11 +236,7 @@ impl HostBuilder {
         if let (Some(dir), None) = (&cache_dir, &runtime.cache) {
             logger.emit(Level::Warn, "cache.unusable", vec![("dir", dir.display().to_string())]);
         }
-        let reset = match runtime.reset.resolved() {
-            crate::slot_reset::Resolved::Written => "written",
-            crate::slot_reset::Resolved::Window => "window",
-        };
-        logger.emit(Level::Info, "slots.reset", vec![("reset", reset.to_owned())]);
+        logger.emit(Level::Info, "slots.reset", vec![("reset", runtime.reset.resolved().name().to_owned())]);
         runtime.reset.tell(logger.clone());
         runtime.metrics = self.metrics.clone();
         if let Some(slots) = self.slots {

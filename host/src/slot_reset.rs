@@ -7,8 +7,10 @@
 //!   keeps it resident, whether it wrote there or not.
 //! - `written`: only the pages the call wrote are rewritten, up to
 //!   [`KEEP_RESIDENT`], and the rest is returned (wasmtime's reset with
-//!   Linux's `PAGEMAP_SCAN`). Under a thousand calls in flight it spends
-//!   less CPU a call and holds less memory (docs/performance.md). But the
+//!   Linux's `PAGEMAP_SCAN`). Under a thousand calls in flight it holds
+//!   about 30% less memory at the same calls per second; two threads of
+//!   nothing but trivial calls lose about 20% to its scan
+//!   (docs/performance.md, "Stop 58"). But the
 //!   scan sees only pages in RAM: a page the call wrote that the kernel
 //!   swapped out is neither rewritten nor returned, and the next call on
 //!   the slot (perhaps another tenant's) would read it. So `written` is
@@ -118,6 +120,16 @@ pub(crate) fn ancestors(path: &str) -> Vec<String> {
     }
     dirs.push(String::new());
     dirs
+}
+
+impl Resolved {
+    /// Its name in `limits.slot_reset` (and the `slots.reset` log record).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Window => "window",
+            Self::Written => "written",
+        }
+    }
 }
 
 /// What a host resetting only written pages watches: whether swap has
