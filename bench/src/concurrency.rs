@@ -317,16 +317,9 @@ fn through_serve(address: SocketAddr, callers: usize, window: Duration, out: &mu
         )?;
         // Which reset the slots get (`limits.slot_reset = "auto"`) depends
         // on whether this machine can swap: said, so runs compare.
-        let written = state.liaison().host().resets_written_pages_only();
-        out.say(format!(
-            "  pool slots reset: {}",
-            if written {
-                "the pages a call wrote (nothing can be swapped out)"
-            } else {
-                "the low 256 KiB window"
-            }
-        ));
-        out.insert("slot_reset", json!(if written { "written" } else { "window" }));
+        let reset = state.liaison().host().slot_reset();
+        out.say(format!("  pool slots reset: {}", reset.describe()));
+        out.insert("slot_reset", json!(reset.name()));
         let auth = Authenticator::new(Some(TokenStore::open(&dir.join("tokens.toml"))?), None);
         let server_runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -374,6 +367,9 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         let (_upstream, address) = upstream()?;
         through_serve(address, effort.concurrency_mcp, window, out)?;
     }
+    // Calls per second by (callers, slots), to say whether more slots for
+    // the same callers serve less (issue 42: no cliff when slots grow).
+    let mut served: BTreeMap<(usize, u32), f64> = BTreeMap::new();
     for &(callers, bound) in effort.concurrency {
         // Each call in flight holds two descriptors here (the host's
         // socket and, the upstream being in this process, its server's):
@@ -399,6 +395,60 @@ pub fn run(effort: &Effort, out: &mut Report) -> Result<()> {
         let ideal = callers.min(bound as usize) as f64 / UPSTREAM_DELAY.as_secs_f64();
         let label = format!("{callers:>6} callers of Host::call_async, {bound:>5} slots");
         report(out, &label, &format!("inflight_{callers}_slots_{bound}"), ideal, &run);
+        served.insert((callers, bound), run.calls_per_second);
+    }
+    for (line, key, share) in slots_grown(&served) {
+        out.say(line);
+        out.insert(&key, json!(share));
     }
     Ok(())
+}
+
+/// The slot count the others are held against.
+const BASE_SLOTS: u32 = 1_024;
+
+/// For each figure with more slots than [`BASE_SLOTS`] and the same
+/// callers, its calls per second as a share of the base figure's: the
+/// line, its JSON key, and the share. More slots may serve more or the
+/// same, never less (a cliff).
+fn slots_grown(served: &BTreeMap<(usize, u32), f64>) -> Vec<(String, String, f64)> {
+    let mut lines = Vec::new();
+    for (&(callers, bound), &per_second) in served {
+        let Some(&base) = served.get(&(callers, BASE_SLOTS)) else { continue };
+        if bound <= BASE_SLOTS || base <= 0.0 {
+            continue;
+        }
+        let share = per_second / base;
+        lines.push((
+            format!(
+                "  {callers:>6} callers on {bound} slots serve {:.1}% of what {BASE_SLOTS} slots serve ({per_second:.0} against {base:.0} calls/s)",
+                100.0 * share
+            ),
+            format!("slots_{bound}_over_{BASE_SLOTS}_{callers}_callers"),
+            share,
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_slots_are_held_against_the_base_figure_for_the_same_callers_only() {
+        let served = BTreeMap::from([
+            ((1_000, 1_024), 9_400.0),
+            ((10_000, 1_024), 9_700.0),
+            ((10_000, 8_000), 10_670.0),
+            ((10_000, 512), 5_000.0),
+            ((2_000, 8_000), 9_000.0),
+        ]);
+        let lines = slots_grown(&served);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let (line, key, share) = &lines[0];
+        assert_eq!(key, "slots_8000_over_1024_10000_callers");
+        assert!((share - 1.1).abs() < 1e-9, "{share}");
+        assert!(line.contains("110.0% of what 1024 slots serve"), "{line}");
+    }
 }

@@ -433,10 +433,10 @@ impl Host {
         &self.inner.runtime.slots
     }
 
-    /// Whether pool slots are reset by rewriting only the pages a call
-    /// wrote (`limits.slot_reset`, as resolved when the host started).
-    pub fn resets_written_pages_only(&self) -> bool {
-        self.inner.runtime.reset.resolved() == crate::slot_reset::Resolved::Written
+    /// How pool slots are reset between calls: `limits.slot_reset`, as
+    /// resolved when the host started.
+    pub fn slot_reset(&self) -> crate::SlotResetInEffect {
+        self.inner.runtime.reset.resolved()
     }
 
     /// Why every call is refused, when swap became possible after this

@@ -91,6 +91,7 @@ pub use limits::{
     MAX_RECEIPT_BYTES, RANDOM_CAP,
 };
 pub use policy::{Grant, ImportError, RefusedImport};
+pub use slot_reset::Resolved as SlotResetInEffect;
 
 pub use config::HostConfig;
 // The contract's types in the host's own signatures, so a plain embedder

@@ -130,6 +130,14 @@ impl Resolved {
             Self::Written => "written",
         }
     }
+
+    /// What it rewrites, in words (the bench's line).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Window => "the low 256 KiB window",
+            Self::Written => "the pages a call wrote (nothing can be swapped out)",
+        }
+    }
 }
 
 /// What a host resetting only written pages watches: whether swap has

@@ -7,7 +7,7 @@
 //! drains the call in flight and exits 0. The MCP client is the official
 //! Python SDK (`scripts/install-test-deps.sh`).
 
-use crate::support::{assert_passed, harmonia, scenario_command, spawn_listening};
+use crate::support::{add_token, assert_passed, harmonia, scenario_command, spawn_listening};
 use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -44,21 +44,8 @@ impl Server {
             ),
         )
         .unwrap();
-        let added = harmonia(&dir)
-            .args(["serve", "token", "add", "--file"])
-            .arg(dir.join("tokens.toml"))
-            .args(["--workspace", "ws_demo", "--tools", "hostile_loop,hostile_oom,get_job_status"])
-            .output()
-            .unwrap();
-        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-        let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
-        let other = harmonia(&dir)
-            .args(["serve", "token", "add", "--file"])
-            .arg(dir.join("tokens.toml"))
-            .args(["--workspace", "ws_other", "--tools", "hostile_loop,hostile_oom,get_job_status"])
-            .output()
-            .unwrap();
-        let other_token = String::from_utf8(other.stdout).unwrap().trim().to_owned();
+        let (token, _) = add_token(&dir, "ws_demo", "hostile_loop,hostile_oom,get_job_status");
+        let (other_token, _) = add_token(&dir, "ws_other", "hostile_loop,hostile_oom,get_job_status");
         std::fs::write(dir.join("serve.toml"), format!("tokens_file = \"tokens.toml\"\n[limits]\n{limits}"))
             .unwrap();
         let (child, url) = spawn_listening(

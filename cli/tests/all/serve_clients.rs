@@ -145,14 +145,7 @@ fn serve_with(dir: &Path, address: &str, serve_config: &str, env: &[(&str, &str)
 
 /// A static token for `ws_demo` allowing `tools`.
 fn token(dir: &Path, tools: &str) -> String {
-    let output = harmonia(dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", "ws_demo", "--tools", tools])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    crate::support::add_token(dir, "ws_demo", tools).0
 }
 
 fn text(output: &Output) -> String {

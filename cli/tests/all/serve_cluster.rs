@@ -198,15 +198,7 @@ impl Phase {
 
 /// `harmonia serve token add` into `dir`'s token file; the token.
 fn token(dir: &Path, extra: &[&str]) -> String {
-    let output = crate::support::harmonia(dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", "ws_demo", "--tools", "get_job_status,hostile_loop"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    crate::support::add_token_with(dir, "ws_demo", "get_job_status,hostile_loop", extra).0
 }
 
 fn write_private(path: &Path, text: &str) {

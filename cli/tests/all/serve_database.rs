@@ -36,14 +36,7 @@ fn agent() -> ureq::Agent {
 }
 
 fn token(dir: &Path) -> String {
-    let output = harmonia(dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", "ws_demo", "--tools", "get_job_status"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    crate::support::add_token(dir, "ws_demo", "get_job_status").0
 }
 
 fn write_private(path: &Path, text: &str) {

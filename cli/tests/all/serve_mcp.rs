@@ -6,7 +6,7 @@
 //! scripts are `serve/tests/clients/*.py`; they need the virtual
 //! environment `scripts/install-test-deps.sh` makes.
 
-use crate::support::{assert_passed, harmonia, python, repo, scenario_command, spawn_listening};
+use crate::support::{add_token, assert_passed, harmonia, python, repo, scenario_command, spawn_listening};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -39,20 +39,6 @@ fn host_config(dir: &Path, sqlite: bool) -> PathBuf {
     };
     std::fs::write(&config, text).unwrap();
     config
-}
-
-fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
-    let output = harmonia(dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", workspace, "--tools", tools])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    let id = stderr.split_whitespace().find(|word| word.starts_with("tok_")).unwrap().to_owned();
-    (token, id)
 }
 
 #[test]

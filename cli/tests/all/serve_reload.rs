@@ -74,14 +74,7 @@ fn sigterm_after_a_reload_waits_for_the_call_still_running_on_the_replaced_set()
     )
     .unwrap();
     let tokens = dir.path().join("tokens.toml");
-    let added = harmonia(dir.path())
-        .args(["serve", "token", "add", "--file"])
-        .arg(&tokens)
-        .args(["--workspace", "ws_demo", "--tools", "fetch_trend_signals"])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+    let (token, _) = crate::support::add_token(dir.path(), "ws_demo", "fetch_trend_signals");
     let serve_config = dir.path().join("serve.toml");
     std::fs::write(&serve_config, format!("tokens_file = {tokens:?}\n[reload]\nenabled = false\n")).unwrap();
 

@@ -9,7 +9,7 @@
 //! them, and the trace verifies. nginx comes from Debian's package
 //! (`scripts/install-test-deps.sh` installs it).
 
-use crate::support::{assert_passed, harmonia, repo, scenario_command, spawn_listening};
+use crate::support::{add_token, assert_passed, harmonia, repo, scenario_command, spawn_listening};
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -129,14 +129,7 @@ fn sessions_keep_their_replica_and_a_drained_replicas_new_sessions_go_to_the_oth
         ),
     )
     .unwrap();
-    let added = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", "ws_demo", "--tools", "hostile_loop,get_job_status"])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+    let (token, _) = add_token(&dir, "ws_demo", "hostile_loop,get_job_status");
 
     let (mut a, a_address) = replica(&dir, "a");
     let (b, b_address) = replica(&dir, "b");
@@ -229,19 +222,8 @@ fn a_stateless_guarded_session_goes_round_robin_over_two_replicas_and_the_guard_
     std::fs::write(dir.join("session.key"), "0123456789abcdef0123456789abcdef-shared-by-both\n").unwrap();
     std::fs::set_permissions(dir.join("session.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .unwrap();
-    let added = harmonia(&dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args([
-            "--workspace",
-            "ws_demo",
-            "--tools",
-            "suggest_posting_windows,get_engagement_insights,get_operator_feed",
-        ])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    let token = String::from_utf8(added.stdout).unwrap().trim().to_owned();
+    let (token, _) =
+        add_token(&dir, "ws_demo", "suggest_posting_windows,get_engagement_insights,get_operator_feed");
     let shared = "[sessions]\nkey_file = \"session.key\"\nledger = \"sessions.db\"\n";
     let skills = repo().join("skills");
     let (a, a_address) = replica_with(&dir, "a", shared, &skills);

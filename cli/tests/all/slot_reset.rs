@@ -7,7 +7,7 @@
 //! where a file of the test's stands in for `/proc/swaps`, so the test can
 //! say swap is off, then on, without touching the machine's swap.
 
-use crate::support::{harmonia, spawn_listening};
+use crate::support::{add_token, harmonia, spawn_listening};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -60,7 +60,7 @@ fn setup_with(
         ),
     )
     .unwrap();
-    let token = add_token(&dir, workspace, tools);
+    let (token, _) = add_token(&dir, workspace, tools);
     // One call slot: every call reuses the slot the last one left.
     std::fs::write(
         dir.join("serve.toml"),
@@ -69,18 +69,6 @@ fn setup_with(
     .unwrap();
     std::fs::write(dir.join("swaps"), swaps).unwrap();
     (dir, token)
-}
-
-/// A new token in `dir/tokens.toml` for `tools` in `workspace`.
-fn add_token(dir: &Path, workspace: &str, tools: &str) -> String {
-    let added = harmonia(dir)
-        .args(["serve", "token", "add", "--file"])
-        .arg(dir.join("tokens.toml"))
-        .args(["--workspace", workspace, "--tools", tools])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    String::from_utf8(added.stdout).unwrap().trim().to_owned()
 }
 
 /// `harmonia serve --http` in a mount namespace where `dir/swaps` is
@@ -257,7 +245,7 @@ fn under_the_written_reset_a_tenants_memory_never_reaches_another_tenant() {
     const SECRET: &str = "tenant-a-secret-5d1c08e4";
     let (dir, writer) =
         setup_with("tenants", "written", HEADER, &["testing-memory-probe"], "testing_memory_probe", "ws_a");
-    let reader = add_token(&dir, "ws_b", "testing_memory_probe");
+    let (reader, _) = add_token(&dir, "ws_b", "testing_memory_probe");
     let (child, url) = spawn_listening(&mut serve(&dir));
     let _server = Stopped(child);
     let address = url.trim_start_matches("http://").to_owned();

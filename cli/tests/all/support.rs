@@ -64,6 +64,28 @@ pub fn harmonia(dir: &Path) -> Command {
     command
 }
 
+/// `harmonia serve token add` for `workspace` and `tools` into
+/// `dir/tokens.toml`: the token and its id.
+pub fn add_token(dir: &Path, workspace: &str, tools: &str) -> (String, String) {
+    add_token_with(dir, workspace, tools, &[])
+}
+
+/// [`add_token`] with more of `token add`'s flags.
+pub fn add_token_with(dir: &Path, workspace: &str, tools: &str, extra: &[&str]) -> (String, String) {
+    let output = harmonia(dir)
+        .args(["serve", "token", "add", "--file"])
+        .arg(dir.join("tokens.toml"))
+        .args(["--workspace", workspace, "--tools", tools])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let token = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let id = stderr.split_whitespace().find(|word| word.starts_with("tok_")).unwrap().to_owned();
+    (token, id)
+}
+
 /// Spawn `serve --http 127.0.0.1:0 ...` and wait (at most 120 s) for the
 /// first stdout line, which says where it listens: the child and its URL.
 pub fn spawn_listening(command: &mut Command) -> (Child, String) {
