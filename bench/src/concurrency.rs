@@ -147,6 +147,11 @@ where
                     let started = Instant::now();
                     let outcome = call().await;
                     let ended = Instant::now();
+                    // A call refused at once (every slot refused, say) is
+                    // ready without ever waiting: without a yield, callers
+                    // looping on it would hold both workers, whose timers
+                    // then never fire, and the window would never close.
+                    tokio::task::yield_now().await;
                     if std::mem::take(&mut first) {
                         warmed.fetch_add(1, Ordering::Relaxed);
                     }

@@ -34,7 +34,7 @@ use crate::cache::ComponentCache;
 use crate::call_state::CallState;
 use crate::config::LimitsConfig;
 use crate::limits::{ASYNC_HOST_STACK, ComponentLimits, KEEP_RESIDENT, MAX_TABLE_ELEMENTS, SPARE_INSTANCES};
-use crate::slot_reset::{Resolved, WATCH_EVERY, Watch};
+use crate::slot_reset::{Resolved, SwapProbe, WATCH_EVERY, Watch};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
@@ -98,8 +98,9 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    /// Tick `engine`, and ask `watch` again every [`WATCH_EVERY`].
-    fn start(engine: &Engine, watch: Arc<Watch>) -> std::io::Result<Self> {
+    /// Tick `engine`, and ask `watch` again every [`WATCH_EVERY`] what
+    /// `probe` finds (a host resetting only written pages has one).
+    fn start(engine: &Engine, watch: Arc<Watch>, mut probe: Option<SwapProbe>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let weak = engine.weak();
         let flag = Arc::clone(&stop);
@@ -111,9 +112,11 @@ impl EpochTicker {
                     Some(engine) => engine.increment_epoch(),
                     None => break,
                 }
-                if watched.elapsed() >= WATCH_EVERY {
+                if let Some(probe) = probe.as_mut()
+                    && watched.elapsed() >= WATCH_EVERY
+                {
                     watched = std::time::Instant::now();
-                    watch.check(crate::slot_reset::swap_possible);
+                    watch.check(|| probe.swap_possible());
                 }
             }
         })?;
@@ -199,9 +202,9 @@ impl Runtime {
         inert_filesystem_and_sockets: bool,
         cache_dir: Option<&Path>,
     ) -> wasmtime::Result<Self> {
-        let reset =
-            crate::slot_reset::resolve(limits.slot_reset, limits.pooling, crate::slot_reset::swap_possible())
-                .map_err(wasmtime::Error::msg)?;
+        let mut probe = SwapProbe::open();
+        let reset = crate::slot_reset::resolve(limits.slot_reset, limits.pooling, probe.swap_possible())
+            .map_err(wasmtime::Error::msg)?;
         let engine = Engine::new(&engine_config(limits, reset))?;
         let mut linker = Linker::new(&engine);
         crate::wasi::add_to_linker(&mut linker, inert_filesystem_and_sockets)?;
@@ -213,7 +216,9 @@ impl Runtime {
         })?;
         crate::capability::set::add_to_linker(&mut linker)?;
         let reset = Arc::new(Watch::new(reset));
-        let ticker = EpochTicker::start(&engine, Arc::clone(&reset))?;
+        // Its files stay open only where they are watched.
+        let probe = (reset.resolved() == Resolved::Written).then_some(probe);
+        let ticker = EpochTicker::start(&engine, Arc::clone(&reset), probe)?;
         let facade = Facade::new()?;
         let cache = cache_dir.and_then(|dir| ComponentCache::open(dir, &engine));
         Ok(Self {

@@ -27,12 +27,17 @@
 //! refused before it takes a slot (`dependency_unavailable`, with the
 //! reason in the call's diagnostic) and [`Watch::refusing`] says why, so a
 //! server reports itself not ready: the slots' reset can no longer be
-//! trusted, and a restart picks `window`.
+//! trusted, and a restart picks `window`. It asks through files opened
+//! when the host started ([`SwapProbe`]), so a process short of file
+//! descriptors for a moment is not taken for one whose swap turned on.
 
 #[cfg(doc)]
 use crate::limits::KEEP_RESIDENT;
 use crate::limits::SlotReset;
 use crate::log::{Level, Logger};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -74,23 +79,106 @@ pub fn resolve(mode: SlotReset, pooling: bool, swap: Option<String>) -> Result<R
     }
 }
 
-/// Why this process's memory could be swapped out now, or `None` when it
-/// cannot be.
-pub fn swap_possible() -> Option<String> {
-    let reason = swap_reason(std::fs::read_to_string(SWAPS))?;
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let limited = cgroup_path(&cgroup).is_some_and(|path| {
-        ancestors(&path).into_iter().any(|dir| {
-            std::fs::read_to_string(format!("/sys/fs/cgroup{dir}/memory.swap.max"))
-                .is_ok_and(|max| max.trim() == "0")
-        })
-    });
-    (!limited).then_some(reason)
+/// Reads whether this process's memory could be swapped out, through
+/// files opened once, when the host starts (`/proc/swaps`,
+/// `/proc/self/cgroup`, and the cgroup's and its ancestors'
+/// `memory.swap.max`), each read again from its start.
+///
+/// Opened once because a probe that opened them at every check would, in
+/// a process out of file descriptors for a moment (thousands of calls in
+/// flight, each holding sockets), find `/proc/swaps` unreadable, count
+/// that as swap on, and so refuse every call until a restart. A read that
+/// fails through a file already open still counts as swap on. Only a move
+/// to another cgroup opens files again.
+#[derive(Debug)]
+pub struct SwapProbe {
+    swaps: Result<File, String>,
+    cgroup: Option<File>,
+    /// Where the cgroup files are (`/sys/fs/cgroup`).
+    root: PathBuf,
+    /// The cgroup path the limit files were opened for, and each of them
+    /// (deepest first; `None` where a level has none).
+    limits: Option<(String, Vec<Option<File>>)>,
+}
+
+impl SwapProbe {
+    /// The probe of this process, on this machine's files.
+    pub fn open() -> Self {
+        Self::at(Path::new(SWAPS), Path::new("/proc/self/cgroup"), Path::new("/sys/fs/cgroup"))
+    }
+
+    /// A probe on these files (tests point it elsewhere).
+    pub(crate) fn at(swaps: &Path, cgroup: &Path, root: &Path) -> Self {
+        let mut probe = Self {
+            swaps: File::open(swaps).map_err(|error| error.to_string()),
+            cgroup: File::open(cgroup).ok(),
+            root: root.to_owned(),
+            limits: None,
+        };
+        // The limit files too, now, so that a check needs no new file.
+        if let Some(path) = probe.cgroup_path() {
+            probe.limit_files(&path);
+        }
+        probe
+    }
+
+    /// Why this process's memory could be swapped out now, or `None` when
+    /// it cannot be.
+    pub fn swap_possible(&mut self) -> Option<String> {
+        let swaps = match &self.swaps {
+            Ok(file) => read_from_start(file).map_err(|error| error.to_string()),
+            Err(error) => Err(error.clone()),
+        };
+        let reason = swap_reason(swaps)?;
+        let limited = self.cgroup_path().is_some_and(|path| {
+            self.limit_files(&path)
+                .iter()
+                .flatten()
+                .any(|file| read_from_start(file).is_ok_and(|max| max.trim() == "0"))
+        });
+        (!limited).then_some(reason)
+    }
+
+    /// This process's cgroup v2 path, as `/proc/self/cgroup` says now.
+    fn cgroup_path(&self) -> Option<String> {
+        let text = read_from_start(self.cgroup.as_ref()?).ok()?;
+        cgroup_path(&text)
+    }
+
+    /// The `memory.swap.max` files of `path` and its ancestors, opened
+    /// again only when the process moved to another cgroup.
+    fn limit_files(&mut self, path: &str) -> &[Option<File>] {
+        if self.limits.as_ref().is_none_or(|(opened_for, _)| opened_for != path) {
+            let files = ancestors(path)
+                .iter()
+                .map(|dir| File::open(self.root.join(format!(".{dir}/memory.swap.max"))).ok())
+                .collect();
+            self.limits = Some((path.to_owned(), files));
+        }
+        self.limits.as_ref().map_or(&[], |(_, files)| files)
+    }
+}
+
+/// The whole text of `file`, read from its start (`pread`, so the same
+/// descriptor serves every check; procfs and cgroupfs files are written
+/// anew for each read from offset 0). At most 64 KiB.
+fn read_from_start(file: &File) -> std::io::Result<String> {
+    const MOST: usize = 64 * 1024;
+    let mut text = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while text.len() < MOST {
+        let read = file.read_at(&mut buffer, text.len() as u64)?;
+        if read == 0 {
+            break;
+        }
+        text.extend_from_slice(&buffer[..read]);
+    }
+    String::from_utf8(text).map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
 }
 
 /// Why swap may be possible, from `/proc/swaps` as read: a device is
 /// active, or the file cannot be read (then nothing says it is not).
-pub(crate) fn swap_reason(swaps: std::io::Result<String>) -> Option<String> {
+pub(crate) fn swap_reason(swaps: Result<String, String>) -> Option<String> {
     match swaps {
         Ok(swaps) => active_swap(&swaps).map(|device| format!("swap device {device} is active")),
         Err(error) => Some(format!("{SWAPS} cannot be read ({error}), so swap may be on")),
@@ -208,10 +296,65 @@ mod tests {
 
     #[test]
     fn an_unreadable_proc_swaps_counts_as_swap_possible() {
-        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no /proc");
+        let missing = "No such file or directory (os error 2)".to_owned();
         assert!(swap_reason(Err(missing)).is_some_and(|why| why.contains("cannot be read")));
         assert_eq!(swap_reason(Ok(HEADER_ONLY.into())), None);
         assert!(swap_reason(Ok(TWO_DEVICES.into())).is_some_and(|why| why.contains("harmonia-ci.swap")));
+    }
+
+    /// A directory of stand-ins for `/proc/swaps`, `/proc/self/cgroup`
+    /// and the cgroup tree.
+    fn stand_ins(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("harmonia-swap-probe-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("cgroup/app.slice/harmonia.service")).unwrap();
+        std::fs::create_dir_all(dir.join("cgroup/moved")).unwrap();
+        std::fs::write(dir.join("swaps"), HEADER_ONLY).unwrap();
+        std::fs::write(dir.join("self-cgroup"), "0::/app.slice/harmonia.service\n").unwrap();
+        std::fs::write(dir.join("cgroup/app.slice/harmonia.service/memory.swap.max"), "max\n").unwrap();
+        std::fs::write(dir.join("cgroup/app.slice/memory.swap.max"), "max\n").unwrap();
+        std::fs::write(dir.join("cgroup/moved/memory.swap.max"), "0\n").unwrap();
+        dir
+    }
+
+    fn probe(dir: &Path) -> SwapProbe {
+        SwapProbe::at(&dir.join("swaps"), &dir.join("self-cgroup"), &dir.join("cgroup"))
+    }
+
+    #[test]
+    fn a_probe_reads_swap_and_the_cgroups_limits_again_at_every_check() {
+        let dir = stand_ins("again");
+        let mut probe = probe(&dir);
+        assert_eq!(probe.swap_possible(), None);
+        // Written in place, as the kernel's files change under a reader.
+        std::fs::write(dir.join("swaps"), TWO_DEVICES).unwrap();
+        assert!(probe.swap_possible().is_some_and(|why| why.contains("harmonia-ci.swap")));
+        std::fs::write(dir.join("cgroup/app.slice/memory.swap.max"), "0\n").unwrap();
+        assert_eq!(probe.swap_possible(), None, "an ancestor allows no swap");
+        std::fs::write(dir.join("cgroup/app.slice/memory.swap.max"), "max\n").unwrap();
+        assert!(probe.swap_possible().is_some(), "the ancestor's limit raised");
+        // Moved to a cgroup that allows no swap: its files are opened then.
+        std::fs::write(dir.join("self-cgroup"), "0::/moved\n").unwrap();
+        assert_eq!(probe.swap_possible(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_probe_needs_no_new_file_after_it_is_opened() {
+        // A process out of file descriptors cannot open a file; neither can
+        // anyone open one that is gone. A probe that opened its files at
+        // each check would find /proc/swaps unreadable here and take it for
+        // swap turned on, refusing every call for good.
+        let dir = stand_ins("opened");
+        let mut probe = probe(&dir);
+        std::fs::remove_file(dir.join("swaps")).unwrap();
+        std::fs::remove_file(dir.join("self-cgroup")).unwrap();
+        assert_eq!(probe.swap_possible(), None);
+        assert_eq!(probe.swap_possible(), None, "read again from the start");
+        // What could not be opened at the start still counts as swap on.
+        let mut missing = SwapProbe::at(&dir.join("swaps"), &dir.join("self-cgroup"), &dir.join("cgroup"));
+        assert!(missing.swap_possible().is_some_and(|why| why.contains("cannot be read")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
