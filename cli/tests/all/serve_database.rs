@@ -195,28 +195,10 @@ fn the_database_password_comes_from_a_file_or_the_environment_and_never_reaches_
 /// start: what it said. `None` when it failed to refuse: it exited 0, or
 /// was still running after 20 s (then stopped).
 fn refused_at_start(dir: &Path) -> Option<String> {
-    let mut child = harmonia(dir)
-        .args(["serve", "--http", "127.0.0.1:0", "--serve-config"])
-        .arg(dir.join("serve.toml"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut said = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
-    status.filter(|status| !status.success()).map(|_| said)
+    crate::support::refused_at_start(
+        harmonia(dir).args(["serve", "--http", "127.0.0.1:0", "--serve-config"]).arg(dir.join("serve.toml")),
+        Duration::from_secs(20),
+    )
 }
 
 #[test]

@@ -7,12 +7,12 @@
 //! where a file of the test's stands in for `/proc/swaps`, so the test can
 //! say swap is off, then on, without touching the machine's swap.
 
-use crate::support::{add_token, harmonia, spawn_listening};
+use crate::support::{add_token, harmonia, refused_at_start, spawn_listening};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 const HEADER: &str = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
@@ -196,21 +196,8 @@ fn written_where_swap_is_on_refuses_to_start_and_auto_falls_back_to_the_window()
     }
     let (dir, _) = setup("refused", "written", &format!("{HEADER}{DEVICE}"));
     // It must exit by itself; one that serves is killed and fails the test.
-    let mut child = serve(&dir).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(status.is_some_and(|status| !status.success()), "started where swap is on: {stderr}");
+    let stderr = refused_at_start(&mut serve(&dir), Duration::from_secs(60))
+        .expect("started where swap is on: it exited 0 or was still serving after 60 s");
     assert!(
         stderr.contains("slot_reset")
             && stderr.contains("/dev/harmonia-test-swap")

@@ -86,6 +86,29 @@ pub fn add_token_with(dir: &Path, workspace: &str, tools: &str, extra: &[&str]) 
     (token, id)
 }
 
+/// Run `command` (a server that should refuse to start) and wait at most
+/// `limit` for it to exit: what it said on stderr when it exited with a
+/// failure; `None` when it exited 0 or was still running at `limit`
+/// (then stopped).
+pub fn refused_at_start(command: &mut Command, limit: Duration) -> Option<String> {
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    status.filter(|status| !status.success()).map(|_| said)
+}
+
 /// Spawn `serve --http 127.0.0.1:0 ...` and wait (at most 120 s) for the
 /// first stdout line, which says where it listens: the child and its URL.
 pub fn spawn_listening(command: &mut Command) -> (Child, String) {

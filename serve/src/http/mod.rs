@@ -190,6 +190,15 @@ impl App {
         response
     }
 
+    /// [`App::unavailable`], its body naming `why` by its label and saying
+    /// the `reason` (`/readyz`).
+    fn unavailable_because(&self, why: Unavailable, reason: &str) -> Response {
+        let mut response = self.unavailable(why);
+        *response.body_mut() =
+            axum::body::Body::from(json!({"error": why.label(), "reason": reason}).to_string());
+        response
+    }
+
     /// Wait until no admitted request is unanswered, or `timeout` passes.
     async fn answered_all(&self, timeout: Duration) -> bool {
         let wait = async {
@@ -413,21 +422,11 @@ impl HttpServer {
                             return ready.unavailable(Unavailable::Draining);
                         }
                         if let Some(why) = ready.state.liaison().host().refusing_calls() {
-                            let mut response = ready.unavailable(Unavailable::SlotReset);
-                            *response.body_mut() = axum::body::Body::from(
-                                json!({"error": "slot_reset_unsafe", "reason": why}).to_string(),
-                            );
-                            return response;
+                            return ready.unavailable_because(Unavailable::SlotReset, why);
                         }
                         match ready.state.sessions.readiness() {
                             Readiness::Ready => axum::Json(json!({"ready": true})).into_response(),
-                            Readiness::NotReady(why) => {
-                                let mut response = ready.unavailable(Unavailable::Ledger);
-                                *response.body_mut() = axum::body::Body::from(
-                                    json!({"error": "ledger_unavailable", "reason": why}).to_string(),
-                                );
-                                response
-                            }
+                            Readiness::NotReady(why) => ready.unavailable_because(Unavailable::Ledger, &why),
                         }
                     }
                 }),
