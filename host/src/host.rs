@@ -22,7 +22,7 @@ use crate::sandbox::{self, CallLimits};
 use crate::slots::CallSlots;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Why a host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -75,12 +75,36 @@ pub struct CallRecord {
     pub receipts: Vec<Receipt>,
     /// Wall-clock time of the whole call.
     pub duration: Duration,
+    /// When the call started, read on the same clock as each receipt's
+    /// `started_at`, so that the call's span (`started_at` to
+    /// `started_at + duration`) holds its capability uses' however late
+    /// it is recorded.
+    pub started_at: SystemTime,
     /// The largest linear memory the guest held, in bytes.
     pub peak_memory_bytes: usize,
     /// What the debug log explains about this call, one line each: the
     /// rule the guest's answer broke or how it failed, and what it wrote
     /// to stdout and stderr. Never part of the envelope.
     pub diagnostics: Vec<String>,
+}
+
+/// When a call started, on both clocks: the monotonic one times it, the
+/// wall clock places it. The wall clock is read second, before anything
+/// of the call runs, so every receipt (whose start is its wall clock less
+/// its monotonic time spent) starts no earlier and ends no later than the
+/// call: a span tree that holds whatever the scheduler does between the
+/// call's end and its recording.
+#[derive(Clone, Copy)]
+struct CallStart {
+    instant: Instant,
+    wall: SystemTime,
+}
+
+impl CallStart {
+    fn now() -> Self {
+        let instant = Instant::now();
+        Self { instant, wall: SystemTime::now() }
+    }
 }
 
 /// What the debug log holds about one run, one line each (see
@@ -489,7 +513,7 @@ impl Host {
         input: &str,
         context: &CallContext,
     ) -> Result<CallRecord, CallError> {
-        let started = Instant::now();
+        let started = CallStart::now();
         tokio::runtime::Handle::try_current().map_err(|_| CallError::NoAsyncRuntime)?;
         let (plugin, call) = match self.admit(tool, input, context, started)? {
             Admitted::Run(plugin, call) => (plugin, call),
@@ -507,7 +531,7 @@ impl Host {
         tool: &str,
         input: &'a str,
         context: &CallContext,
-        started: Instant,
+        started: CallStart,
     ) -> Result<Admitted<'a>, CallError> {
         let Some(plugin) = self.plugin(tool) else {
             if let Some(metrics) = &self.inner.metrics {
@@ -527,7 +551,7 @@ impl Host {
             return Ok(Admitted::Run(plugin, call));
         }
         let envelope = Envelope::stable_error(&contract::INVALID_INPUT);
-        let duration = started.elapsed();
+        let duration = started.instant.elapsed();
         if let Some(metrics) = &self.inner.metrics {
             metrics.call_finished(tool, &envelope, duration, &[]);
         }
@@ -536,6 +560,7 @@ impl Host {
             envelope,
             receipts: Vec::new(),
             duration,
+            started_at: started.wall,
             peak_memory_bytes: 0,
             diagnostics: Vec::new(),
         }))
@@ -546,10 +571,10 @@ impl Host {
         &self,
         tool: &str,
         context: &CallContext,
-        started: Instant,
+        started: CallStart,
         run: sandbox::CallRun,
     ) -> CallRecord {
-        let duration = started.elapsed();
+        let duration = started.instant.elapsed();
         if let Some(metrics) = &self.inner.metrics {
             metrics.call_finished(tool, &run.envelope, duration, &run.receipts);
         }
@@ -560,6 +585,7 @@ impl Host {
             envelope: run.envelope,
             receipts: run.receipts,
             duration,
+            started_at: started.wall,
             peak_memory_bytes: run.peak_memory_bytes,
             diagnostics,
         }

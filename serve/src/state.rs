@@ -131,7 +131,7 @@ impl ServeState {
         parent: Option<&crate::telemetry::TraceParent>,
     ) {
         if let Some(spans) = &self.spans {
-            spans.record_within(tool, record, std::time::SystemTime::now(), parent);
+            spans.record_within(tool, record, parent);
         }
     }
 

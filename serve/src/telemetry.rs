@@ -24,7 +24,7 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider, SpanExporter};
 use serde::Deserialize;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// `[telemetry]` in the serve config.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -116,23 +116,21 @@ impl CallSpans {
         Self { provider, tracer }
     }
 
-    /// The spans of one call of `tool` that ended at `ended`.
-    pub fn record(&self, tool: &str, record: &CallRecord, ended: SystemTime) {
-        self.record_within(tool, record, ended, None);
+    /// The spans of one call of `tool`, placed in time by the record's own
+    /// clock (`started_at`, `duration`), not by when they are recorded: a
+    /// recording delayed by the scheduler must not move the call's span
+    /// past its capability uses'.
+    pub fn record(&self, tool: &str, record: &CallRecord) {
+        self.record_within(tool, record, None);
     }
 
     /// [`CallSpans::record`], the call's span a child of the client's
     /// span when `parent` carries a valid W3C trace context (the request's
     /// `_meta` `traceparent` and `tracestate`, SEP-414); a malformed one
     /// is ignored and the span starts its own trace.
-    pub fn record_within(
-        &self,
-        tool: &str,
-        record: &CallRecord,
-        ended: SystemTime,
-        parent: Option<&TraceParent>,
-    ) {
-        let started = ended.checked_sub(record.duration).unwrap_or(ended);
+    pub fn record_within(&self, tool: &str, record: &CallRecord, parent: Option<&TraceParent>) {
+        let started = record.started_at;
+        let ended = started.checked_add(record.duration).unwrap_or(started);
         let envelope = &record.envelope;
         let mut attributes = vec![
             KeyValue::new("harmonia.tool", tool.to_owned()),
