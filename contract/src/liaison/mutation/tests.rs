@@ -925,3 +925,28 @@ fn rule_7_throughput() {
     println!("on the same answers' {} fields alone:", fields.len());
     println!("  effect detector: {effects:.0} answers/s; language check: {language:.0} answers/s");
 }
+
+/// The detector's verdict on every sentence of every set, in the sets'
+/// order, written to `target/claims-verdicts.json` (`true` where it
+/// refuses): for `scripts/claims-learned-reader.py`, which sets a reader
+/// learned from the training sentences against it. Nothing is printed,
+/// and no sentence is written, so that no held-out sentence is shown.
+#[test]
+#[ignore = "writes the verdicts for an offline comparison: run with --ignored"]
+fn verdicts_for_a_learned_reader() {
+    let mut sets = serde_json::Map::new();
+    for name in ["corpus.toml", "gaps.toml", "heldout.toml", "unseen.toml", "unseen2.toml", "unseen3.toml"] {
+        let corpus = load(name);
+        let mut verdicts = Vec::new();
+        for category in &corpus.category {
+            for sentence in &category.sentences {
+                let case = Case { quotations: &category.quotations, evidence: sentence.evidence() };
+                verdicts.push(Value::Bool(judge(sentence.text(), &case).is_some()));
+            }
+        }
+        sets.insert(name.to_owned(), Value::Array(verdicts));
+    }
+    let target = repository().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("claims-verdicts.json"), Value::Object(sets).to_string()).unwrap();
+}
