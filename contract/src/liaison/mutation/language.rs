@@ -29,6 +29,8 @@
 
 use super::words;
 use lingua::{Language, LanguageDetector, LanguageDetectorBuilder};
+use memchr::memmem;
+use rustc_hash::FxHashSet;
 use std::sync::LazyLock;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
@@ -90,15 +92,14 @@ const INTERJECTIONS: &[&str] = &[
 /// `sandboxed`, `posting`, `really`.
 const ENGLISH_ENDINGS: &[&str] = &["ed", "ing", "ly", "'s"];
 
-/// [`ENGLISH_WORDS`], sorted for a binary search.
-static SORTED_ENGLISH_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let mut words = ENGLISH_WORDS.to_vec();
-    words.sort_unstable();
-    words
-});
+/// [`ENGLISH_WORDS`], for a lookup of each word of a stretch: one hash
+/// and one comparison, where a binary search made eight. A fixed table,
+/// so the fast hash cannot be flooded by what an answer holds.
+static ENGLISH_WORD_SET: LazyLock<FxHashSet<&'static str>> =
+    LazyLock::new(|| ENGLISH_WORDS.iter().copied().collect());
 
 fn is_english(word: &str) -> bool {
-    SORTED_ENGLISH_WORDS.binary_search(&word).is_ok()
+    ENGLISH_WORD_SET.contains(word)
         || (word.len() > 3 && ENGLISH_ENDINGS.iter().any(|ending| word.ends_with(ending)))
 }
 
@@ -151,7 +152,44 @@ pub fn find_foreign(text: &str, quotations: &[&str]) -> Option<Foreign> {
 /// several fields of one answer.
 #[derive(Clone, Debug, Default)]
 pub struct LanguageCheck {
-    quotations: Vec<String>,
+    quotations: Vec<Quotation>,
+}
+
+/// One string a tool returned, folded, with its searcher: built once for
+/// every field of an answer, where `str::match_indices` set a search up
+/// for each string and field. Never empty (an empty needle matches
+/// everywhere).
+#[derive(Clone, Debug)]
+struct Quotation {
+    finder: memmem::Finder<'static>,
+    /// Its length in characters, for the non-ASCII text's letters.
+    chars: usize,
+    ascii: bool,
+}
+
+impl Quotation {
+    fn new(folded: &str) -> Self {
+        Self {
+            finder: memmem::Finder::new(folded.as_bytes()).into_owned(),
+            chars: folded.chars().count(),
+            ascii: folded.is_ascii(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.finder.needle().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.finder.needle().is_empty()
+    }
+
+    /// Where it starts in `text`, each match after the one before
+    /// (`str::match_indices`): a valid UTF-8 needle matches only at a
+    /// character's boundary.
+    fn starts_in(&self, text: &str) -> Vec<usize> {
+        self.finder.find_iter(text.as_bytes()).collect()
+    }
 }
 
 /// One character of the text, lowercased, and whether it was a capital.
@@ -169,7 +207,11 @@ impl LanguageCheck {
             .filter(|quotation| {
                 quotation.chars().filter(|c| c.is_alphabetic()).count() >= MIN_FOREIGN_LETTERS
             })
-            .map(|quotation| quotation.trim().nfkc().flat_map(char::to_lowercase).collect())
+            .map(|quotation| {
+                let folded: String = quotation.trim().nfkc().flat_map(char::to_lowercase).collect();
+                Quotation::new(&folded)
+            })
+            .filter(|quotation| !quotation.is_empty())
             .collect();
         Self { quotations }
     }
@@ -203,13 +245,10 @@ impl LanguageCheck {
         // A quotation longer than the text cannot be in it (a call's data
         // may hold many long strings, and each search has a setup cost).
         let length = lower.len();
-        for quotation in self
-            .quotations
-            .iter()
-            .filter(|quotation| quotation.is_ascii() && !quotation.is_empty() && quotation.len() <= length)
+        for quotation in
+            self.quotations.iter().filter(|quotation| quotation.ascii && quotation.len() <= length)
         {
-            let found: Vec<usize> = lower.match_indices(quotation.as_str()).map(|(at, _)| at).collect();
-            for at in found {
+            for at in quotation.starts_in(&lower) {
                 lower.replace_range(at..at + quotation.len(), &" ".repeat(quotation.len()));
             }
         }
@@ -270,16 +309,15 @@ fn stretches(
 }
 
 /// Every occurrence of `quotation` in `letters` replaced by spaces. The
-/// search runs on the lowercase text as a string (`str::find`), each match
+/// search runs on the lowercase text as a string (its bytes), each match
 /// mapped back to its letters.
-fn blank_out(letters: &mut [Letter], lower: &str, quotation: &str) {
-    if quotation.is_empty() || quotation.len() > lower.len() {
+fn blank_out(letters: &mut [Letter], lower: &str, quotation: &Quotation) {
+    if quotation.len() > lower.len() {
         return;
     }
-    let length = quotation.chars().count();
-    for (byte, _) in lower.match_indices(quotation) {
+    for byte in quotation.starts_in(lower) {
         let start = if lower.is_ascii() { byte } else { lower[..byte].chars().count() };
-        letters[start..start + length].iter_mut().for_each(|letter| letter.lower = ' ');
+        letters[start..start + quotation.chars].iter_mut().for_each(|letter| letter.lower = ' ');
     }
 }
 
@@ -362,11 +400,14 @@ const NAME_ENDINGS: &[&str] = &[
 /// version: every part non-empty, and the last a [`NAME_ENDINGS`] entry or
 /// every part a number.
 fn is_dotted_name(word: &str) -> bool {
-    let parts: Vec<&str> = word.split('.').collect();
-    parts.len() >= 2
-        && parts.iter().all(|part| !part.is_empty())
-        && (parts.last().is_some_and(|last| NAME_ENDINGS.contains(last))
-            || parts.iter().all(|part| part.chars().all(|c| c.is_ascii_digit())))
+    // Most words have no period: they are asked at every word of every
+    // stretch, so without a list of their parts.
+    let Some((_, last)) = word.rsplit_once('.') else {
+        return false;
+    };
+    word.split('.').all(|part| !part.is_empty())
+        && (NAME_ENDINGS.contains(&last)
+            || word.split('.').all(|part| part.chars().all(|c| c.is_ascii_digit())))
 }
 
 /// The words of a stretch that are not names: a run of two or more
