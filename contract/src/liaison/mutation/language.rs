@@ -243,7 +243,7 @@ impl LanguageCheck {
     fn find_ascii(&self, text: &str) -> Option<Foreign> {
         let mut lower = text.to_ascii_lowercase();
         // A quotation longer than the text cannot be in it (a call's data
-        // may hold many long strings, and each search has a setup cost).
+        // may hold many long strings): it is not searched for.
         let length = lower.len();
         for quotation in
             self.quotations.iter().filter(|quotation| quotation.ascii && quotation.len() <= length)
