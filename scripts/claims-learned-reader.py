@@ -22,6 +22,7 @@ usage: scripts/claims-learned-reader.py [--c C]   (C: inverse regularisation, de
 """
 
 import argparse
+import hashlib
 import json
 import pathlib
 import tomllib
@@ -38,14 +39,17 @@ HELD_OUT = ["heldout.toml", "unseen.toml", "unseen2.toml", "unseen3.toml"]
 
 def load(name, verdicts):
     """Sentences, labels (1 a claim) and the detector's verdicts, in order."""
-    sets = tomllib.loads((ROOT / "tests/claims" / name).read_text())
+    raw = (ROOT / "tests/claims" / name).read_bytes()
+    written = verdicts[name]
+    assert hashlib.sha256(raw).hexdigest() == written["sha256"], f"{name}: the verdicts are stale; write them again"
+    sets = tomllib.loads(raw.decode())
     texts, labels = [], []
     for category in sets["category"]:
         for sentence in category["sentences"]:
             texts.append(sentence if isinstance(sentence, str) else sentence["text"])
             labels.append(1 if category["label"] == "claim" else 0)
-    refused = np.array(verdicts[name], dtype=bool)
-    assert len(refused) == len(texts), f"{name}: the verdicts are stale; write them again"
+    refused = np.array(written["refused"], dtype=bool)
+    assert len(refused) == len(texts), f"{name}: the verdicts do not match the set"
     return texts, np.array(labels), refused
 
 
