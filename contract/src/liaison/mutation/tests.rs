@@ -13,9 +13,14 @@ fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// `tests/claims/<name>`, as written.
+fn text_of(name: &str) -> String {
+    std::fs::read_to_string(repository().join("tests/claims").join(name)).unwrap()
+}
+
 /// `tests/claims/<name>`, parsed.
 fn load(name: &str) -> Corpus {
-    corpus::parse(&std::fs::read_to_string(repository().join("tests/claims").join(name)).unwrap())
+    corpus::parse(&text_of(name))
 }
 
 /// How the validator's rules 7 and 7b judge one sentence that is its own
@@ -936,7 +941,7 @@ fn rule_7_throughput() {
 fn verdicts_for_a_learned_reader() {
     let mut sets = serde_json::Map::new();
     for name in ["corpus.toml", "gaps.toml", "heldout.toml", "unseen.toml", "unseen2.toml", "unseen3.toml"] {
-        let text = std::fs::read_to_string(repository().join("tests/claims").join(name)).unwrap();
+        let text = text_of(name);
         let corpus = corpus::parse(&text);
         let mut refused = Vec::new();
         for category in &corpus.category {
